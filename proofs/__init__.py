@@ -1,0 +1,1 @@
+"""Properties proved over the specification, one module per property family."""

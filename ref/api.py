@@ -1,0 +1,247 @@
+"""The public reference API: ``mma_dot``, ``mma`` and ``evaluate``.
+
+All three check their inputs on the host (raw words are ints in
+``[0, 2^32)``, scale bytes in ``[0, 256)``, K matches the datapath) and then
+run the one specification of :mod:`spec.catalog`: ``mma_dot`` on the scalar
+backend, ``mma`` and ``evaluate`` on the NumPy batch backend.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ref.batch import NUMPY
+from ref.scalar import SCALAR
+from spec.catalog import DotInputs, build_dot, descriptor_of, input_layout, inputs_from
+from spec.descriptor import Descriptor, resolve
+
+UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
+"""Scale byte meaning 1.0, used when a block-scaled call gives no scale vector."""
+
+
+def _word(value: Any, what: str, bits: int = 32) -> int:
+    if isinstance(value, (bool, float)):
+        raise ValueError(f"{what} must be an int raw word, got {value!r}")
+    try:
+        word = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{what} must be an int raw word, got {value!r}") from None
+    if not 0 <= word < (1 << bits):
+        raise ValueError(f"{what} = {word} is out of range for a {bits}-bit word "
+                         f"[0, 0x{(1 << bits) - 1:X}]")
+    return word
+
+
+def _words(values: Any, what: str, bits: int = 32) -> list[int]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{what} must be a sequence of raw words, got {values!r}")
+    return [_word(v, f"{what}[{i}]", bits) for i, v in enumerate(values)]
+
+
+def _check_k(desc: Descriptor, a: Sequence[int], b: Sequence[int]) -> None:
+    for what, lanes in (("A", a), ("B", b)):
+        if len(lanes) != desc.k:
+            sparse = " (sparse: the full logical K)" if desc.sparse else ""
+            raise ValueError(f"{desc.name} takes K={desc.k}{sparse} {what} words, "
+                             f"got {len(lanes)}")
+
+
+def _scales(desc: Descriptor, scales: Any, what: str) -> list[int]:
+    if desc.scaling is None:
+        if scales is not None:
+            raise ValueError(f"{what} given, but {desc.name} is not block-scaled")
+        return []
+    if scales is None:
+        return [UNIT_SCALE[desc.scaling]] * desc.scale_count
+    values = _words(scales, what, 8)
+    if len(values) < desc.scale_count:
+        raise ValueError(f"{what} has {len(values)} scale byte(s) but {desc.name} needs "
+                         f"{desc.scale_count} (one per {desc.scale_block}-K block)")
+    return values[:desc.scale_count]
+
+
+def _metadata(desc: Descriptor, metadata: Any) -> list[int]:
+    if not desc.sparse:
+        if metadata is not None:
+            raise ValueError(f"sparse_metadata given, but {desc.name} is dense")
+        return []
+    if metadata is None:
+        raise ValueError(f"{desc.name} is sparse and needs sparse_metadata")
+    if isinstance(metadata, (list, tuple)):
+        words = _words(metadata, "sparse_metadata")
+        if len(words) < desc.metadata_words:
+            raise ValueError(f"sparse_metadata has {len(words)} word(s) but {desc.name} "
+                             f"needs {desc.metadata_words} to cover every chunk")
+        return words[:desc.metadata_words]
+    return [_word(metadata, "sparse_metadata")] * desc.metadata_words
+
+
+def prepare_dot(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any = None,
+                scale_b: Any = None, sparse_metadata: Any = None) -> list[int]:
+    """Checked input words of one dot product, in ``input_layout(desc)`` order."""
+    words_a, words_b = _words(a, "A"), _words(b, "B")
+    _check_k(desc, words_a, words_b)
+    word_c = _word(c, "C")
+    return (words_a + words_b + [word_c] + _scales(desc, scale_a, "scale_a")
+            + _scales(desc, scale_b, "scale_b") + _metadata(desc, sparse_metadata))
+
+
+def run_scalar(desc: Descriptor, words: Sequence[int]) -> int:
+    """The specification on the scalar backend for checked input words."""
+    layout = input_layout(desc)
+    values = [SCALAR.const(w, spec.width) for spec, w in zip(layout, words, strict=True)]
+    return SCALAR.value(build_dot(SCALAR, desc, inputs_from(layout, values)))
+
+
+def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
+            b_format: str | None = None, d_type: str | None = None, saturate: bool = False,
+            scaling: str | None = None, scale_vec: int | None = None, kind: str | None = None,
+            scale_a: Sequence[int] | None = None, scale_b: Sequence[int] | None = None,
+            sparse_metadata: int | Sequence[int] | None = None) -> int:
+    """One output word ``D = C + sum(A[k] * B[k])`` from raw words (SEMANTICS.md section 6).
+
+    The keyword fields are the descriptor; ``sparse_metadata`` makes it the
+    sparse sibling (A and B then hold the full logical K).
+    """
+    desc = resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec,
+                   sparse=sparse_metadata is not None)
+    words = prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata)
+    return run_scalar(desc, words)
+
+
+def _array(values: Any, what: str, bits: int, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    array = np.asarray(values)
+    if array.dtype == object:
+        array = np.asarray(_words(array.ravel().tolist(), what, bits), dtype=np.uint64)
+        array = array.reshape(np.shape(values))
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"{what} must hold integer raw words, got dtype {array.dtype}")
+    if array.size and (array.min() < 0 or int(array.max()) >= (1 << bits)):
+        raise ValueError(f"{what} holds values outside [0, 0x{(1 << bits) - 1:X}]")
+    if shape is not None and array.shape != shape:
+        raise ValueError(f"{what} must have shape {shape}, got {array.shape}")
+    return array.astype(np.uint64)
+
+
+def _batch_columns(desc: Descriptor, values: Any, what: str, bits: int, rows: int,
+                   needed: int, default: int | None) -> list[np.ndarray]:
+    if needed == 0:
+        return []
+    if values is None:
+        if default is None:
+            raise ValueError(f"{desc.name} needs {what}")
+        return [np.full(rows, default, dtype=np.uint64)] * needed
+    array = _array(values, what, bits)
+    if array.ndim == 0:
+        return [np.full(rows, int(array), dtype=np.uint64)] * needed
+    if array.ndim == 1 and what == "sparse_metadata":
+        if array.shape[0] < needed:
+            raise ValueError(f"sparse_metadata has {array.shape[0]} word(s) but {desc.name} "
+                             f"needs {needed}")
+        return [np.full(rows, int(v), dtype=np.uint64) for v in array[:needed]]
+    if array.ndim != 2 or array.shape[0] != rows:
+        raise ValueError(f"{what} must have shape ({rows}, >={needed}), got {array.shape}")
+    if array.shape[1] < needed:
+        unit = f" (one per {desc.scale_block}-K block)" if desc.scaling else ""
+        raise ValueError(f"{what} has {array.shape[1]} column(s) but {desc.name} needs "
+                         f"{needed}{unit}")
+    return [array[:, i] for i in range(needed)]
+
+
+def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any, *,
+             scale_a: Any = None, scale_b: Any = None,
+             sparse_metadata: Any = None) -> np.ndarray:
+    """Many dot products at once on the NumPy backend.
+
+    ``a[N, K]``, ``b[N, K]`` raw words, ``c[N]``; scales ``uint8[N, blocks]``;
+    metadata one value for all rows, a list of words for all rows, or
+    ``uint32[N, words]``. Returns ``uint32[N]`` result words.
+    """
+    desc = descriptor_of(datapath)
+    if isinstance(datapath, dict) and sparse_metadata is not None and not desc.sparse:
+        desc = resolve(**{**desc.fields(), "sparse": True})  # type: ignore[arg-type]
+    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
+    if a_arr.ndim != 2:
+        raise ValueError(f"A must be a 2-D array [N, K], got shape {a_arr.shape}")
+    rows = a_arr.shape[0]
+    for what, arr in (("A", a_arr), ("B", b_arr)):
+        if arr.shape != (rows, desc.k):
+            raise ValueError(f"{desc.name} takes K={desc.k}: {what} must have shape "
+                             f"({rows}, {desc.k}), got {arr.shape}")
+    c_arr = _array(c, "C", 32)
+    c_arr = np.broadcast_to(c_arr, (rows,)) if c_arr.ndim == 0 else c_arr
+    if c_arr.shape != (rows,):
+        raise ValueError(f"C must have shape ({rows},), got {c_arr.shape}")
+    if desc.scaling is None and (scale_a is not None or scale_b is not None):
+        raise ValueError(f"scales given, but {desc.name} is not block-scaled")
+    if not desc.sparse and sparse_metadata is not None:
+        raise ValueError(f"sparse_metadata given, but {desc.name} is dense")
+    columns = [a_arr[:, i] for i in range(desc.k)] + [b_arr[:, i] for i in range(desc.k)]
+    columns.append(np.ascontiguousarray(c_arr))
+    unit = UNIT_SCALE.get(desc.scaling or "")
+    for what, values in (("scale_a", scale_a), ("scale_b", scale_b)):
+        columns += _batch_columns(desc, values, what, 8, rows, desc.scale_count, unit)
+    columns += _batch_columns(desc, sparse_metadata, "sparse_metadata", 32, rows,
+                              desc.metadata_words, None)
+    return run_batch(desc, columns, rows)
+
+
+def run_batch(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
+    """The specification on the NumPy backend for checked input columns."""
+    if rows == 0:
+        return np.zeros(0, dtype=np.uint32)
+    layout = input_layout(desc)
+    values = [NUMPY.input(col, spec.width) for spec, col in zip(layout, columns, strict=True)]
+    result = build_dot(NUMPY, desc, inputs_from(layout, values))
+    return NUMPY.values(result, rows).astype(np.uint32)
+
+
+def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = None,
+        sparse_metadata: Any = None, **descriptor: Any) -> Any:
+    """``D = C + A @ B`` on raw words: A is M x K, B is K x N, C and D are M x N.
+
+    ``scale_a`` has one row of scale bytes per A row, ``scale_b`` one per B
+    column; ``sparse_metadata`` is one value for all rows or one row of words
+    per A row. Returns nested lists of ints, or a ``uint32`` array when A or
+    B is a NumPy array. A missing C is all ``+0``.
+    """
+    desc = resolve(**descriptor, sparse=sparse_metadata is not None)
+    as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
+    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
+    if a_arr.ndim != 2 or b_arr.ndim != 2:
+        raise ValueError(f"A and B must be matrices, got shapes {a_arr.shape} and {b_arr.shape}")
+    (m, k), (k_b, n) = a_arr.shape, b_arr.shape
+    if k != k_b:
+        raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
+    if k != desc.k:
+        raise ValueError(f"{desc.name} takes K={desc.k}, got A {m} x {k} and B {k_b} x {n}")
+    c_arr = np.zeros((m, n), dtype=np.uint64) if c is None else _array(c, "C", 32, (m, n))
+    rows_a = np.repeat(a_arr, n, axis=0)
+    rows_b = np.tile(b_arr.T, (m, 1))
+    lane_scales_a = None if scale_a is None else np.repeat(_array(scale_a, "scale_a", 8), n, 0)
+    lane_scales_b = None if scale_b is None else np.tile(_array(scale_b, "scale_b", 8), (m, 1))
+    for what, given, count in (("scale_a", scale_a, m), ("scale_b", scale_b, n)):
+        if given is not None and np.asarray(given).shape[0] != count:
+            owner = "A row" if what == "scale_a" else "B column"
+            raise ValueError(f"{what} needs one row per {owner} ({count}), "
+                             f"got {np.asarray(given).shape[0]}")
+    metadata = sparse_metadata
+    if sparse_metadata is not None and np.ndim(sparse_metadata) == 2:
+        if np.shape(sparse_metadata)[0] != m:
+            raise ValueError(f"sparse_metadata needs one row per A row ({m}), "
+                             f"got {np.shape(sparse_metadata)[0]}")
+        metadata = np.repeat(_array(sparse_metadata, "sparse_metadata", 32), n, axis=0)
+    d = evaluate(desc, rows_a, rows_b, c_arr.reshape(-1), scale_a=lane_scales_a,
+                 scale_b=lane_scales_b, sparse_metadata=metadata).reshape(m, n)
+    return d if as_numpy else d.tolist()
+
+
+def dot_inputs_scalar(desc: Descriptor, words: Sequence[int]) -> DotInputs:
+    """Scalar-backend :class:`DotInputs` for checked words (used by tools and tests)."""
+    layout = input_layout(desc)
+    values = [SCALAR.const(w, spec.width) for spec, w in zip(layout, words, strict=True)]
+    return inputs_from(layout, values)

@@ -1,0 +1,352 @@
+"""The ``tcspec`` command: list, eval, validate, check, smtlib, bench, tour.
+
+Bad input (a non-hex word, wrong K, an unknown format or datapath, a missing
+file) prints one line ``tcspec: error: ...`` naming the problem and exits
+with status 2; a mismatch against a vector exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+EXIT_MISMATCH = 1
+EXIT_USAGE = 2
+
+FIRST_MISMATCHES = 10
+
+
+class UsageError(ValueError):
+    """Bad input from the command line."""
+
+
+def parse_hex_word(text: str, what: str, bits: int = 32) -> int:
+    """``0x3f800000`` or ``3f800000`` -> int, checked against ``bits``."""
+    token = text.strip()
+    digits = token[2:] if token[:2].lower() == "0x" else token
+    if not digits or any(ch not in "0123456789abcdefABCDEF_" for ch in digits):
+        raise UsageError(f"{what}: {token!r} is not a hex word")
+    value = int(digits.replace("_", ""), 16)
+    if value >= 1 << bits:
+        raise UsageError(f"{what}: {token} does not fit in {bits} bits")
+    return value
+
+
+def parse_hex_list(text: str, what: str, bits: int = 32) -> list[int]:
+    parts = [p for p in text.replace(" ", ",").split(",") if p.strip()]
+    if not parts:
+        raise UsageError(f"{what}: no words given")
+    return [parse_hex_word(p, f"{what}[{i}]", bits) for i, p in enumerate(parts)]
+
+
+def describe_word(word: int, d_type: str) -> str:
+    """A human reading of a result word (host floats are used here for display only)."""
+    if d_type == "s32":
+        return str(word - (1 << 32) if word >> 31 else word)
+    if d_type == "f16":
+        value = struct.unpack("<e", struct.pack("<H", word))[0]
+    else:
+        value = struct.unpack("<f", struct.pack("<I", word))[0]
+    if value != value:
+        return "NaN"
+    return repr(value)
+
+
+def hex_word(word: int, d_type: str = "f32") -> str:
+    return f"0x{word:04X}" if d_type == "f16" else f"0x{word:08X}"
+
+
+def _format_words(words: Sequence[int], limit: int = 8) -> str:
+    shown = ",".join(f"0x{w:X}" for w in words[:limit])
+    return f"[{shown}{',...' if len(words) > limit else ''}] ({len(words)})"
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from ref.vectorfiles import vector_counts
+    from spec.catalog import CATALOG
+
+    frozen, reference = vector_counts()
+    rows = []
+    for name, entry in CATALOG.items():
+        desc = entry.descriptor
+        if name in frozen:
+            status = "validated: B200 words"
+        elif name in reference:
+            status = "reference vectors"
+        else:
+            status = "unvalidated"
+        if not desc.validated_shape:
+            status = "unvalidated (no B200 word; modelled)"
+        rows.append({
+            "name": name, "family": ("sparse " if desc.sparse else "") + desc.family,
+            "K": desc.k, "b200_words": frozen.get(name, 0),
+            "reference_vectors": reference.get(name, 0), "status": status,
+            "hardware_validated_family": entry.hardware_validated,
+            "specified": entry.specified,
+        })
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{'datapath':28} {'family':14} {'K':>4} {'B200':>5} {'ref':>5}  "
+          f"{'status':38} specified")
+    for row in rows:
+        print(f"{row['name']:28} {row['family']:14} {row['K']:>4} {row['b200_words']:>5} "
+              f"{row['reference_vectors']:>5}  {row['status']:38} "
+              f"{'yes' if row['specified'] else 'not yet'}")
+    specified = sum(r["specified"] for r in rows)
+    print(f"\n{len(rows)} datapaths catalogued, {specified} specified in this build; "
+          f"{sum(r['hardware_validated_family'] for r in rows)} are the B200-validated "
+          "datapaths of SEMANTICS.md section 6.")
+    return 0
+
+
+def _descriptor_from_args(args: argparse.Namespace, sparse: bool) -> Any:
+    from spec.catalog import lookup
+    from spec.descriptor import resolve
+
+    fields = {k: getattr(args, k) for k in ("a_format", "b_format", "d_type", "scaling", "kind",
+                                             "scale_vec") if getattr(args, k) is not None}
+    if args.saturate:
+        fields["saturate"] = True
+    if args.datapath:
+        if fields:
+            raise UsageError("give either --datapath or descriptor fields (--a-format, ...), "
+                             "not both")
+        desc = lookup(args.datapath).descriptor
+        if desc.sparse != sparse:
+            need = "needs --metadata" if desc.sparse else "is dense: drop --metadata"
+            raise UsageError(f"{desc.name} {need}")
+        return desc
+    if "a_format" not in fields:
+        raise UsageError("give --datapath NAME (see `tcspec list`) or --a-format FORMAT")
+    return resolve(**fields, sparse=sparse)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ref.api import prepare_dot
+    from ref.compiled import compiled_dot
+    from spec.catalog import is_specified
+
+    metadata = parse_hex_list(args.metadata, "--metadata") if args.metadata else None
+    desc = _descriptor_from_args(args, sparse=metadata is not None)
+    if not is_specified(desc):
+        raise UsageError(f"datapath {desc.name} is not yet specified in this build")
+    a = parse_hex_list(args.a, "--a")
+    b = parse_hex_list(args.b, "--b")
+    c = parse_hex_word(args.c, "--c")
+    scale_a = parse_hex_list(args.scale_a, "--scale-a", 8) if args.scale_a else None
+    scale_b = parse_hex_list(args.scale_b, "--scale-b", 8) if args.scale_b else None
+    words = prepare_dot(desc, a, b, c, scale_a, scale_b, metadata)
+    result = compiled_dot(desc)(*words)
+    if args.json:
+        print(json.dumps({"datapath": desc.name, "descriptor": desc.fields(), "a": a, "b": b,
+                          "c": c, "scale_a": scale_a, "scale_b": scale_b,
+                          "sparse_metadata": metadata, "expected": result,
+                          "expected_hex": hex_word(result, desc.d_type),
+                          "source": "tcspec specification"}))
+        return 0
+    print(f"{desc.name}  K={desc.k}  ({desc.d_type.upper()} D)")
+    print(f"D = {hex_word(result, desc.d_type)}  ({describe_word(result, desc.d_type)})")
+    return 0
+
+
+def _print_report(report: Any, what: str) -> None:
+    total = report.total
+    print(f"{'datapath':28} {'cases':>6} {'passed':>7} {'mismatched':>10} {'not specified':>14}")
+    for name in sorted(report.tallies):
+        t = report.tallies[name]
+        print(f"{name:28} {t.cases:>6} {t.passed:>7} {t.mismatched:>10} {t.unspecified:>14}")
+    print(f"{'total':28} {total.cases:>6} {total.passed:>7} {total.mismatched:>10} "
+          f"{total.unspecified:>14}")
+    for source, bad in report.bad_lines[:FIRST_MISMATCHES]:
+        print(f"malformed line {bad.line} of {source}: {bad.problem}")
+    if len(report.bad_lines) > FIRST_MISMATCHES:
+        print(f"... and {len(report.bad_lines) - FIRST_MISMATCHES} more malformed lines")
+    if report.mismatches:
+        print(f"\nfirst mismatches ({len(report.mismatches)} in all) in {what}:")
+    for mismatch in report.mismatches[:FIRST_MISMATCHES]:
+        rec = mismatch.record
+        label = rec.name or f"line {rec.line}"
+        d_type = rec.descriptor.d_type
+        print(f"  {label} [{rec.datapath}]: expected {hex_word(rec.expected, d_type)}, "
+              f"got {hex_word(mismatch.got, d_type)}")
+        raw = rec.raw
+        print(f"    a={_format_words(raw['a'])} b={_format_words(raw['b'])} "
+              f"c=0x{raw['c']:X}" + (f" scale_a={raw.get('scale_a')} scale_b={raw.get('scale_b')}"
+                                     if raw.get("scale_a") else "")
+              + (f" metadata={raw.get('sparse_metadata')}" if raw.get("sparse_metadata") else ""))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ref.validate import check_files, validate_frozen
+    from ref.vectorfiles import reference_files
+
+    frozen = validate_frozen()
+    total = frozen.total
+    print(f"B200 frozen words: {total.passed} of {total.cases} pass, "
+          f"{total.mismatched} mismatch, {total.unspecified} not yet specified")
+    if args.verbose:
+        for rec in frozen.passed_records:
+            print(f"  pass  {rec.name} [{rec.datapath}] = "
+                  f"{hex_word(rec.expected, rec.descriptor.d_type)}")
+    for rec in frozen.unspecified_names:
+        print(f"  not yet specified: {rec.name} [{rec.datapath}]")
+    for m in frozen.mismatches:
+        rec = m.record
+        print(f"  MISMATCH {rec.name} [{rec.datapath}]: B200 "
+              f"{hex_word(rec.expected, rec.descriptor.d_type)}, spec "
+              f"{hex_word(m.got, rec.descriptor.d_type)}")
+    failed = bool(frozen.mismatches or frozen.bad_lines)
+    if args.reference:
+        files = reference_files()
+        started = time.monotonic()
+
+        def progress(i: int, n: int, path: Path, part: Any) -> None:
+            t = part.total
+            print(f"[{i:>2}/{n}] {path.name:36} {t.passed:>5} pass {t.mismatched:>4} mismatch "
+                  f"{t.unspecified:>5} not yet specified  ({time.monotonic() - started:.1f}s)",
+                  file=sys.stderr, flush=True)
+
+        report = check_files(files, progress)
+        rt = report.total
+        print(f"reference vectors: {rt.passed} of {rt.cases} pass, {rt.mismatched} mismatch, "
+              f"{rt.unspecified} not yet specified ({len(files)} files)")
+        if report.mismatches or report.bad_lines:
+            _print_report(report, "the reference vectors")
+            failed = True
+    return EXIT_MISMATCH if failed else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ref.validate import check_file
+
+    status = 0
+    for name in args.files:
+        path = Path(name)
+        if not path.is_file():
+            raise UsageError(f"no such vector file: {name}")
+        try:
+            report = check_file(path)
+        except (OSError, EOFError) as exc:
+            raise UsageError(f"cannot read {name}: {exc}") from None
+        print(f"== {name}")
+        _print_report(report, name)
+        if report.mismatches:
+            status = EXIT_MISMATCH
+        elif report.bad_lines and status == 0:
+            status = EXIT_USAGE
+    return status
+
+
+def cmd_smtlib(args: argparse.Namespace) -> int:
+    from smt.formula import traced
+    from spec.catalog import is_specified, lookup
+
+    desc = lookup(args.datapath).descriptor
+    if not is_specified(desc):
+        raise UsageError(f"datapath {desc.name} is not yet specified in this build")
+    text = traced(desc).smtlib()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}: {len(text)} bytes, {traced(desc).node_count} DAG nodes")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ref.bench import run_benchmarks
+
+    run_benchmarks(args.datapath or None, args.rows, args.scalar_seconds)
+    return 0
+
+
+def cmd_tour(args: argparse.Namespace) -> int:
+    from ref.tour import tour
+
+    tour()
+    return 0
+
+
+# ------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tcspec", description="Executable, formal specification of tcgen05.mma arithmetic.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="every catalogued datapath and its validation status")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("eval", help="one dot product from hex words")
+    p.add_argument("--datapath", help="canonical name (e.g. dense-tf32) or alias (tf32)")
+    p.add_argument("--a-format")
+    p.add_argument("--b-format")
+    p.add_argument("--d-type", choices=("f32", "f16", "s32"))
+    p.add_argument("--saturate", action="store_true")
+    p.add_argument("--scaling", choices=("ue8m0", "ue4m3"))
+    p.add_argument("--kind")
+    p.add_argument("--scale-vec", type=int, choices=(1, 2, 4))
+    p.add_argument("--a", required=True, help="comma-separated hex A words (logical K)")
+    p.add_argument("--b", required=True, help="comma-separated hex B words")
+    p.add_argument("--c", default="0x0", help="hex C word (default +0)")
+    p.add_argument("--scale-a", help="comma-separated hex scale bytes for A")
+    p.add_argument("--scale-b", help="comma-separated hex scale bytes for B")
+    p.add_argument("--metadata", help="hex sparse metadata word(s); makes the datapath sparse")
+    p.add_argument("--json", action="store_true", help="print a vector line")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("validate", help="replay the frozen B200 words (and reference vectors)")
+    p.add_argument("--reference", action="store_true", help="also replay the reference vectors")
+    p.add_argument("--verbose", action="store_true", help="list every passing B200 word")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("check", help="replay vector files in the shared line format")
+    p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("smtlib", help="a self-contained SMT-LIB2 script for a datapath")
+    p.add_argument("--datapath", required=True)
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.set_defaults(func=cmd_smtlib)
+
+    p = sub.add_parser("bench", help="throughput of the lowerings (dots/s)")
+    p.add_argument("--datapath", action="append", help="repeatable; default: a representative set")
+    p.add_argument("--rows", type=int, default=20000, help="batch size for the NumPy backend")
+    p.add_argument("--scalar-seconds", type=float, default=1.0,
+                   help="time budget per scalar measurement")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("tour", help="a short guided tour of the arithmetic")
+    p.set_defaults(func=cmd_tour)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (UsageError, ValueError) as exc:
+        print(f"tcspec: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("tcspec: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

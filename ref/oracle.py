@@ -1,0 +1,177 @@
+"""An independent exact oracle over rationals (DESIGN.md, TestFloat's rule).
+
+Written straight from SEMANTICS.md with Python ints and ``Fraction``s, sharing
+no code with the bit-vector specification: its own decoder, its own window,
+its own rounding. It provides the candidate models ``exact-rne`` and
+``exact-rz`` of section 7 and a second formulation of the section-2 window
+rule that the tests hold the specification to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+NAN = "nan"
+POS_INF = "+inf"
+NEG_INF = "-inf"
+
+# name: (exponent bits, fraction bits, bias, container bits, cleared low bits, specials)
+_LAYOUTS = {
+    "tf32": (8, 10, 127, 32, 13, "ieee"),
+    "bf16": (8, 7, 127, 32, 16, "ieee"),
+    "f16": (5, 10, 15, 16, 0, "ieee"),
+    "f32": (8, 23, 127, 32, 0, "ieee"),
+    "e4m3": (4, 3, 7, 8, 0, "nan-only"),
+    "e5m2": (5, 2, 15, 8, 0, "ieee"),
+    "e2m3": (2, 3, 1, 6, 0, "none"),
+    "e3m2": (3, 2, 3, 6, 0, "none"),
+    "e2m1": (2, 1, 1, 4, 0, "none"),
+}
+
+Value = Fraction | str
+
+
+def decode(fmt: str, word: int) -> tuple[Value, int]:
+    """``(value, raw exponent)`` of a raw word; value is a Fraction or nan/+inf/-inf.
+
+    Signed zeros decode to ``Fraction(0)``: no datapath distinguishes them.
+    """
+    exp_bits, frac_bits, bias, container, cleared, specials = _LAYOUTS[fmt]
+    bits = word & ((1 << container) - 1)
+    bits &= ~((1 << cleared) - 1)
+    frac = (bits >> cleared) & ((1 << frac_bits) - 1)
+    exp = (bits >> (cleared + frac_bits)) & ((1 << exp_bits) - 1)
+    negative = (bits >> (container - 1)) & 1
+    all_ones = (1 << exp_bits) - 1
+    if specials == "ieee" and exp == all_ones:
+        if frac:
+            return NAN, 0
+        return (NEG_INF if negative else POS_INF), 0
+    if specials == "nan-only" and exp == all_ones and frac == (1 << frac_bits) - 1:
+        return NAN, 0
+    if exp == 0:
+        significand, raw = frac, 1 - bias
+    else:
+        significand, raw = (1 << frac_bits) | frac, exp - bias
+    value = Fraction(significand) * Fraction(2) ** (raw - frac_bits)
+    return (-value if negative else value), raw
+
+
+def _specials(products: Sequence[tuple[Value, Value]], c: Value) -> Value | None:
+    seen_pos = seen_neg = False
+    values = [x for pair in products for x in pair] + [c]
+    if any(v == NAN for v in values):
+        return NAN
+    for x, y in products:
+        infinite = [v for v in (x, y) if isinstance(v, str)]
+        if not infinite:
+            continue
+        if any(v == 0 for v in (x, y) if not isinstance(v, str)):
+            return NAN
+        negative = sum(1 for v in (x, y) if v in (NEG_INF,) or (not isinstance(v, str) and v < 0))
+        seen_neg |= negative % 2 == 1
+        seen_pos |= negative % 2 == 0
+    seen_pos |= c == POS_INF
+    seen_neg |= c == NEG_INF
+    if seen_pos and seen_neg:
+        return NAN
+    if seen_pos:
+        return POS_INF
+    if seen_neg:
+        return NEG_INF
+    return None
+
+
+def _floor_log2(x: Fraction) -> int:
+    """``floor(log2(x))`` for ``x > 0``, exactly."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    if Fraction(2) ** e > x:
+        e -= 1
+    return e
+
+
+def _truncate(x: Fraction) -> int:
+    """Round toward zero to an integer."""
+    return x.numerator // x.denominator if x >= 0 else -((-x.numerator) // x.denominator)
+
+
+def _round_even(x: Fraction) -> int:
+    floor = x.numerator // x.denominator
+    rest = x - floor
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and floor % 2):
+        return floor + 1
+    return floor
+
+
+def encode(value: Value, d_type: str, rounding: str) -> int:
+    """The F32 or F16 word for an exact value (canonical specials, zero is +0)."""
+    exp_bits, frac_bits, bias, container, _, _ = _LAYOUTS[d_type]
+    inf_bits = ((1 << exp_bits) - 1) << frac_bits
+    sign_bit = 1 << (container - 1)
+    if value == NAN:
+        return (1 << (exp_bits + frac_bits)) - 1
+    if value == POS_INF:
+        return inf_bits
+    if value == NEG_INF:
+        return sign_bit | inf_bits
+    assert isinstance(value, Fraction)
+    if value == 0:
+        return 0
+    sign = sign_bit if value < 0 else 0
+    magnitude = abs(value)
+    lsb = max(_floor_log2(magnitude) - frac_bits, 1 - bias - frac_bits)
+    scaled = magnitude / Fraction(2) ** lsb
+    n = _truncate(scaled) if rounding == "rz" else _round_even(scaled)
+    if n == 0:
+        return 0
+    if n >= 1 << (frac_bits + 1):
+        n >>= 1
+        lsb += 1
+    if n < 1 << frac_bits:
+        return sign | n
+    biased = lsb + frac_bits + bias
+    if biased >= (1 << exp_bits) - 1:
+        return sign | inf_bits
+    return sign | (biased << frac_bits) | (n - (1 << frac_bits))
+
+
+def _operands(a: Sequence[int], b: Sequence[int], c: int, a_format: str, b_format: str,
+              d_type: str) -> tuple[list[tuple[tuple[Value, int], tuple[Value, int]]],
+                                    tuple[Value, int]]:
+    pairs = [(decode(a_format, x), decode(b_format, y)) for x, y in zip(a, b, strict=True)]
+    return pairs, decode(d_type, c)
+
+
+def exact_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
+                b_format: str | None = None, d_type: str = "f32", rounding: str = "rne") -> int:
+    """Candidate models ``exact-rne`` / ``exact-rz`` (SEMANTICS.md section 7)."""
+    pairs, (c_value, _) = _operands(a, b, c, a_format, b_format or a_format, d_type)
+    special = _specials([(x[0], y[0]) for x, y in pairs], c_value)
+    if special is not None:
+        return encode(special, d_type, rounding)
+    total = sum((x[0] * y[0] for x, y in pairs), Fraction(0)) + c_value
+    return encode(total, d_type, rounding)
+
+
+def window_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
+                 b_format: str | None = None, d_type: str = "f32", window: int = 25,
+                 clamp: int | None = None) -> int:
+    """The section-2 window rule, over rationals: align each term to ``2^(R - window)``.
+
+    ``clamp`` is the -133 floor of ``R`` (tf32/bf16); D rounding is RZ for
+    F32 and RNE for F16.
+    """
+    pairs, (c_value, c_raw) = _operands(a, b, c, a_format, b_format or a_format, d_type)
+    special = _specials([(x[0], y[0]) for x, y in pairs], c_value)
+    rounding = "rz" if d_type == "f32" else "rne"
+    if special is not None:
+        return encode(special, d_type, rounding)
+    terms = [(x[0] * y[0], x[1] + y[1]) for x, y in pairs] + [(c_value, c_raw)]
+    raws = [raw for value, raw in terms if value != 0]
+    if not raws:
+        return 0
+    top = max(raws) if clamp is None else max(max(raws), clamp)
+    quantum = Fraction(2) ** (top - window)
+    units = sum(_truncate(value / quantum) for value, _ in terms)
+    return encode(units * quantum, d_type, rounding)

@@ -1,0 +1,139 @@
+"""Replaying vectors through the specification: frozen B200 words and reference files.
+
+Records are grouped by descriptor and run through the NumPy batch lowering.
+A record whose datapath this build does not specify is counted as *not yet
+specified*, never as passed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ref.api import run_batch
+from ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors
+from spec.catalog import input_layout, is_specified
+from spec.descriptor import Descriptor
+
+BATCH_ROWS = 4096
+
+
+@dataclass
+class Mismatch:
+    record: Record
+    got: int
+
+
+@dataclass
+class Tally:
+    """Per-datapath counts."""
+
+    cases: int = 0
+    passed: int = 0
+    mismatched: int = 0
+    unspecified: int = 0
+
+
+@dataclass
+class Report:
+    """The outcome of replaying one or more vector files."""
+
+    tallies: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    mismatches: list[Mismatch] = field(default_factory=list)
+    bad_lines: list[tuple[str, BadLine]] = field(default_factory=list)
+    unspecified_names: list[Record] = field(default_factory=list)
+    passed_records: list[Record] = field(default_factory=list)
+
+    @property
+    def total(self) -> Tally:
+        out = Tally()
+        for tally in self.tallies.values():
+            out.cases += tally.cases
+            out.passed += tally.passed
+            out.mismatched += tally.mismatched
+            out.unspecified += tally.unspecified
+        return out
+
+    def merge(self, other: Report) -> None:
+        for name, tally in other.tallies.items():
+            mine = self.tallies[name]
+            mine.cases += tally.cases
+            mine.passed += tally.passed
+            mine.mismatched += tally.mismatched
+            mine.unspecified += tally.unspecified
+        self.mismatches += other.mismatches
+        self.bad_lines += other.bad_lines
+        self.unspecified_names += other.unspecified_names
+        self.passed_records += other.passed_records
+
+
+def evaluate_records(desc: Descriptor, records: Sequence[Record]) -> np.ndarray:
+    """Result words of ``records`` (all with descriptor ``desc``) on the batch lowering."""
+    width = len(input_layout(desc))
+    matrix = np.array([r.words for r in records], dtype=np.uint64).reshape(len(records), width)
+    return run_batch(desc, [matrix[:, i] for i in range(width)], len(records))
+
+
+def check_records(items: Iterable[Record | BadLine], source: str = "",
+                  keep_passed: bool = False) -> Report:
+    """Replay records; bad lines are reported and skipped."""
+    report = Report()
+    groups: dict[Descriptor, list[Record]] = defaultdict(list)
+
+    def flush(desc: Descriptor) -> None:
+        batch = groups.pop(desc, [])
+        if not batch:
+            return
+        got = evaluate_records(desc, batch)
+        for record, word in zip(batch, got.tolist()):
+            tally = report.tallies[record.datapath]
+            tally.cases += 1
+            if word == record.expected:
+                tally.passed += 1
+                if keep_passed:
+                    report.passed_records.append(record)
+            else:
+                tally.mismatched += 1
+                report.mismatches.append(Mismatch(record, word))
+
+    for item in items:
+        if isinstance(item, BadLine):
+            report.bad_lines.append((source, item))
+            continue
+        if not is_specified(item.descriptor):
+            tally = report.tallies[item.datapath]
+            tally.cases += 1
+            tally.unspecified += 1
+            report.unspecified_names.append(item)
+            continue
+        groups[item.descriptor].append(item)
+        if len(groups[item.descriptor]) >= BATCH_ROWS:
+            flush(item.descriptor)
+    for desc in list(groups):
+        flush(desc)
+    return report
+
+
+def check_file(path: str | Path, keep_passed: bool = False) -> Report:
+    return check_records(read_vectors(path), str(path), keep_passed)
+
+
+def check_files(paths: Sequence[Path],
+                progress: Callable[[int, int, Path, Report], None] | None = None) -> Report:
+    """Replay several files, calling ``progress(i, n, path, file_report)`` after each."""
+    report = Report()
+    for index, path in enumerate(paths, 1):
+        part = check_file(path)
+        report.merge(part)
+        if progress:
+            progress(index, len(paths), path, part)
+    return report
+
+
+def validate_frozen() -> Report:
+    """Replay the 77 frozen B200 words, keeping the passed records for listing."""
+    return check_file(FROZEN_FILE, keep_passed=True)

@@ -1,0 +1,65 @@
+"""Accumulator stages shared by every float datapath (SEMANTICS.md sections 2.3-2.6, 4).
+
+Exact products, the shared fixed-point window, alignment with truncation
+toward zero, and the exact integer sum. Each stage is its own function so
+proofs can state lemmas at stage boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spec.bitvec import BV, Bool, Ops
+from spec.formats import EXP_WIDTH, MIN_EXP, Term
+
+
+def exact_product(ops: Ops, x: Term, y: Term) -> Term:
+    """``m = mx*my``, ``r = rx+ry``, ``e = ex+ey``: no rounding (section 2.3).
+
+    Only the significands are multiplied, at their own widths.
+    """
+    return Term(
+        negative=ops.xor_(x.negative, y.negative),
+        mag=ops.mul_wide(x.mag, y.mag),
+        raw=ops.add(x.raw, y.raw),
+        frac_offset=x.frac_offset + y.frac_offset,
+        nonzero=ops.and_(x.nonzero, y.nonzero),
+    )
+
+
+def max_raw(ops: Ops, terms: Sequence[Term]) -> tuple[BV, Bool]:
+    """``(max raw over nonzero terms, whether any term is nonzero)``.
+
+    With no nonzero term the maximum is :data:`MIN_EXP`.
+    """
+    candidates = [ops.ite(t.nonzero, t.raw, ops.const(MIN_EXP, EXP_WIDTH)) for t in terms]
+    return ops.smax_all(candidates), ops.any_(t.nonzero for t in terms)
+
+
+def window_exponent(ops: Ops, terms: Sequence[Term], clamp: int | None = None) -> BV:
+    """``R = max(raw of every nonzero term)``, clamped below at ``clamp`` (section 2.4).
+
+    When no term is nonzero ``R`` is irrelevant (every aligned term is 0).
+    """
+    top, _ = max_raw(ops, terms)
+    return top if clamp is None else ops.smax(top, clamp)
+
+
+def align_to_window(ops: Ops, term: Term, q: BV, headroom: int) -> BV:
+    """``term`` in signed units of ``2^q``, truncated toward zero (section 2.5).
+
+    ``headroom`` is a static bound with ``term.raw <= q + headroom``; it
+    sizes the register so that left shifts are exact. Right shifts drop
+    magnitude bits before the sign is applied, so both signs truncate toward
+    zero; terms far below the window become 0.
+    """
+    width = max(headroom + term.headroom, term.mag.width) + 1
+    shift = ops.sub(ops.sub(term.raw, term.frac_offset), q)
+    magnitude = ops.shift_signed(ops.zext(term.mag, width), shift)
+    return ops.ite(term.negative, ops.neg(magnitude), magnitude)
+
+
+def exact_sum(ops: Ops, units: Sequence[BV]) -> BV:
+    """The exact sum of signed unit counts, widened so it cannot wrap (section 2.6)."""
+    width = max(u.width for u in units) + max(1, (len(units) - 1).bit_length())
+    return ops.sum([ops.sext(u, width) for u in units])

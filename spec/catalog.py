@@ -1,0 +1,161 @@
+"""The catalog of named datapaths and the one entry point that builds any of them.
+
+Names follow SEMANTICS.md section 6. :func:`build_dot` is the single source
+every lowering runs: give it an ``ops`` backend, a resolved descriptor and
+the input bit-vectors, and it returns the result word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spec.bitvec import BV, Ops
+from spec.descriptor import F8F6F4, Descriptor, resolve
+from spec.formats import FORMATS, FloatFormat, IntFormat
+from spec.integer import integer_dot
+from spec.window import dense_window_dot
+
+HARDWARE_VALIDATED = (
+    [f"dense-{f}" for f in ("tf32", "bf16", "f16", *F8F6F4)]
+    + [f"i8-{a}-{b}-{m}" for a in ("u8", "s8") for b in ("u8", "s8") for m in ("wrap", "saturate")]
+    + [f"dense-mx-{f}" for f in F8F6F4]
+    + ["dense-mxf4", "dense-mxf4nvf4-2x", "dense-mxf4nvf4-4x",
+       "dense-nvfp4", "dense-mxf4nvf4-4x-ue4m3"]
+    + [f"sparse-{f}" for f in ("tf32", "bf16", "f16", *F8F6F4)]
+    + ["sparse-nvfp4"] + [f"sparse-mx-{f}" for f in F8F6F4]
+    + ["sparse-mxf4", "sparse-mxf4nvf4-2x", "sparse-mxf4nvf4-4x", "sparse-mxf4nvf4-4x-ue4m3"]
+    + ["mixed-e4m3-e2m1-f32", "mixed-e2m1-e4m3-f16"]
+)
+"""The 46 datapaths SEMANTICS.md section 6 reports as validated on B200 hardware."""
+
+
+def _catalog_descriptors() -> list[Descriptor]:
+    fields: list[dict[str, object]] = []
+    fields += [{"a_format": f} for f in ("tf32", "bf16", "f16", *F8F6F4)]
+    fields += [{"a_format": a, "b_format": b, "d_type": "s32", "saturate": s}
+               for a in ("u8", "s8") for b in ("u8", "s8") for s in (False, True)]
+    fields += [{"a_format": f, "scaling": "ue8m0", "kind": "mxf8f6f4"} for f in F8F6F4]
+    fields += [{"a_format": "e2m1", "scaling": "ue8m0", "kind": "mxf4"},
+               {"a_format": "e2m1", "scaling": "ue8m0", "kind": "mxf4nvf4", "scale_vec": 2},
+               {"a_format": "e2m1", "scaling": "ue8m0", "kind": "mxf4nvf4", "scale_vec": 4},
+               {"a_format": "e2m1", "scaling": "ue4m3"},
+               {"a_format": "e2m1", "scaling": "ue4m3", "kind": "mxf4nvf4"}]
+    dense = [resolve(**f) for f in fields]  # type: ignore[arg-type]
+    sparse = [resolve(**f, sparse=True) for f in fields  # type: ignore[arg-type]
+              if f.get("d_type") != "s32"]
+    mixed = [resolve(a, b, d) for a in F8F6F4 for b in F8F6F4 for d in ("f32", "f16")
+             if not (a == b and d == "f32")]
+    extras = [resolve("f16", "f16", "f16")]
+    extras += [resolve(a, b, scaling="ue8m0", kind="mxf8f6f4")
+               for a in F8F6F4 for b in F8F6F4 if a != b]
+    return dense + sparse + mixed + extras
+
+
+@dataclass(frozen=True)
+class Datapath:
+    """A catalogued datapath: its canonical name and resolved descriptor."""
+
+    name: str
+    descriptor: Descriptor
+
+    @property
+    def hardware_validated(self) -> bool:
+        """Listed among the 46 B200-validated datapaths of SEMANTICS.md section 6."""
+        return self.name in HARDWARE_VALIDATED
+
+    @property
+    def specified(self) -> bool:
+        return is_specified(self.descriptor)
+
+
+CATALOG: dict[str, Datapath] = {d.name: Datapath(d.name, d) for d in _catalog_descriptors()}
+
+
+def lookup(name: str) -> Datapath:
+    """The datapath called ``name``; short aliases drop ``dense-`` (``tf32``, ``mx-e4m3``)."""
+    if isinstance(name, str):
+        key = name.strip().lower()
+        for candidate in (key, f"dense-{key}"):
+            if candidate in CATALOG:
+                return CATALOG[candidate]
+    raise ValueError(f"unknown datapath {name!r} (see `tcspec list` for the canonical names)")
+
+
+def descriptor_of(datapath: str | dict[str, object] | Descriptor) -> Descriptor:
+    """A resolved descriptor from a canonical name, a descriptor dict or a descriptor."""
+    if isinstance(datapath, Descriptor):
+        return datapath
+    if isinstance(datapath, str):
+        return lookup(datapath).descriptor
+    if isinstance(datapath, dict):
+        return resolve(**datapath)  # type: ignore[arg-type]
+    raise ValueError(f"datapath must be a name or a descriptor dict, got {datapath!r}")
+
+
+@dataclass(frozen=True)
+class DotInputs:
+    """The bit-vector inputs of one dot product, in logical-K order."""
+
+    a: Sequence[BV]
+    b: Sequence[BV]
+    c: BV
+    scale_a: Sequence[BV] = ()
+    scale_b: Sequence[BV] = ()
+    metadata: Sequence[BV] = ()
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One input of a datapath formula: its name, width and where it goes."""
+
+    name: str
+    width: int
+    role: str
+    index: int
+
+
+def input_layout(desc: Descriptor) -> list[InputSpec]:
+    """Every input word of ``desc``'s formula: A and B lanes, C, scales, metadata."""
+    specs = [InputSpec(f"a{i}", 32, "a", i) for i in range(desc.k)]
+    specs += [InputSpec(f"b{i}", 32, "b", i) for i in range(desc.k)]
+    specs.append(InputSpec("c", 32, "c", 0))
+    specs += [InputSpec(f"scale_a{i}", 8, "scale_a", i) for i in range(desc.scale_count)]
+    specs += [InputSpec(f"scale_b{i}", 8, "scale_b", i) for i in range(desc.scale_count)]
+    specs += [InputSpec(f"meta{i}", 32, "metadata", i) for i in range(desc.metadata_words)]
+    return specs
+
+
+def inputs_from(layout: Sequence[InputSpec], values: Sequence[BV]) -> DotInputs:
+    """Group bit-vectors listed in ``layout`` order into :class:`DotInputs`."""
+    groups: dict[str, list[BV]] = {"a": [], "b": [], "c": [], "scale_a": [], "scale_b": [],
+                                   "metadata": []}
+    for spec, value in zip(layout, values, strict=True):
+        groups[spec.role].append(value)
+    return DotInputs(groups["a"], groups["b"], groups["c"][0], groups["scale_a"],
+                     groups["scale_b"], groups["metadata"])
+
+
+def output_width(desc: Descriptor) -> int:
+    return 16 if desc.d_type == "f16" else 32
+
+
+def is_specified(desc: Descriptor) -> bool:
+    """Whether this build of tcspec specifies ``desc``'s datapath."""
+    return desc.family in ("window", "integer") and not desc.sparse
+
+
+def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+    """The result word of ``desc``'s datapath on ``inputs``: the single source."""
+    if not is_specified(desc):
+        raise NotImplementedError(f"datapath {desc.name} is not yet specified")
+    if len(inputs.a) != desc.k or len(inputs.b) != desc.k:
+        raise ValueError(f"{desc.name} takes K={desc.k}, got {len(inputs.a)} A and "
+                         f"{len(inputs.b)} B lanes")
+    if desc.family == "integer":
+        fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
+        assert isinstance(fa, IntFormat) and isinstance(fb, IntFormat)
+        return integer_dot(ops, fa, fb, inputs.a, inputs.b, inputs.c, saturate=desc.saturate)
+    assert isinstance(FORMATS[desc.a_format], FloatFormat)
+    return dense_window_dot(ops, desc.a_format, desc.b_format, desc.d_type,
+                            inputs.a, inputs.b, inputs.c)

@@ -1,0 +1,60 @@
+"""Special values, decided before any finite arithmetic (SEMANTICS.md section 2.2).
+
+Any NaN operand, Inf x 0, or infinities of both signs give the canonical
+NaN; otherwise any infinity (an infinite product or C) gives that signed
+infinity. Canonical words depend only on the destination format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spec.bitvec import BV, Bool, Ops
+from spec.formats import Decoded, FloatFormat
+
+
+@dataclass(frozen=True)
+class Specials:
+    """The special-value outcome of one dot product."""
+
+    is_nan: Bool
+    is_inf: Bool
+    inf_negative: Bool
+
+
+def classify_specials(ops: Ops, pairs: Sequence[tuple[Decoded, Decoded]], c: Decoded,
+                      extra_nan: Bool | None = None) -> Specials:
+    """Classify the A/B lane pairs and C; ``extra_nan`` adds a NaN cause (a NaN scale)."""
+    nan_causes = [c.is_nan] + ([extra_nan] if extra_nan is not None else [])
+    positive_inf = [ops.and_(c.is_inf, ops.not_(c.negative))]
+    negative_inf = [ops.and_(c.is_inf, c.negative)]
+    for a, b in pairs:
+        nan_causes += [a.is_nan, b.is_nan]
+        nan_causes.append(ops.or_(ops.and_(a.is_inf, b.is_zero), ops.and_(a.is_zero, b.is_inf)))
+        infinite = ops.or_(a.is_inf, b.is_inf)
+        negative = ops.xor_(a.negative, b.negative)
+        positive_inf.append(ops.and_(infinite, ops.not_(negative)))
+        negative_inf.append(ops.and_(infinite, negative))
+    any_positive, any_negative = ops.any_(positive_inf), ops.any_(negative_inf)
+    is_nan = ops.or_(ops.any_(nan_causes), ops.and_(any_positive, any_negative))
+    return Specials(is_nan, ops.or_(any_positive, any_negative), any_negative)
+
+
+def canonical_nan(fmt: FloatFormat) -> int:
+    """All exponent and fraction bits set, sign clear (F32 ``0x7FFFFFFF``, F16 ``0x7FFF``)."""
+    return (1 << (fmt.exp_bits + fmt.frac_bits)) - 1
+
+
+def infinity(fmt: FloatFormat, negative: bool) -> int:
+    word = fmt.exp_max_field << fmt.frac_bits
+    return word | (1 << (fmt.container_bits - 1)) if negative else word
+
+
+def apply_specials(ops: Ops, specials: Specials, finite: BV, fmt: FloatFormat) -> BV:
+    """The canonical special word where one applies, else the finite result."""
+    width = fmt.container_bits
+    inf = ops.ite(specials.inf_negative, ops.const(infinity(fmt, True), width),
+                  ops.const(infinity(fmt, False), width))
+    return ops.ite(specials.is_nan, ops.const(canonical_nan(fmt), width),
+                   ops.ite(specials.is_inf, inf, finite))

@@ -1,0 +1,137 @@
+"""Hypothesis strategies for raw words, reusable by every datapath's tests.
+
+Three flavours per format (SEMANTICS.md section 1): ``raw`` (any 32-bit
+word), ``finite`` (words whose container decodes finite, junk allowed in
+ignored bits) and ``edge`` (zeros, subnormal and normal extremes, one,
+infinities and NaNs, NaN payloads that clearing turns into Inf). Inputs for
+a whole dot product come from :func:`dot_words`.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from spec.catalog import input_layout
+from spec.descriptor import Descriptor
+from spec.formats import FORMATS, FloatFormat, IntFormat
+
+CATEGORIES = ("raw", "finite", "edge")
+
+WORD = st.integers(0, (1 << 32) - 1)
+
+
+def _field_word(fmt: FloatFormat, negative: int, exp: int, frac: int) -> int:
+    word = (exp << (fmt.cleared_bits + fmt.frac_bits)) | (frac << fmt.cleared_bits)
+    if fmt.signed:
+        word |= negative << (fmt.container_bits - 1)
+    return word
+
+
+def edge_pool(fmt: FloatFormat) -> list[int]:
+    """Container words at the edges of ``fmt``."""
+    top_frac = (1 << fmt.frac_bits) - 1
+    max_exp = fmt.exp_max_field - (1 if fmt.specials == "ieee" else 0)
+    max_frac = top_frac - (1 if fmt.specials == "max_nan" and max_exp == fmt.exp_max_field
+                           else 0)
+    one_exp = fmt.bias
+    pool = []
+    for neg in (0, 1) if fmt.signed else (0,):
+        pool += [_field_word(fmt, neg, 0, 0),
+                 _field_word(fmt, neg, max_exp, max_frac)]
+        if one_exp <= max_exp:
+            pool.append(_field_word(fmt, neg, one_exp, 0))
+        if fmt.frac_bits:
+            pool += [_field_word(fmt, neg, 0, 1), _field_word(fmt, neg, 0, top_frac)]
+        pool.append(_field_word(fmt, neg, 1, 0))
+        if fmt.specials == "ieee":
+            pool += [_field_word(fmt, neg, fmt.exp_max_field, 0),
+                     _field_word(fmt, neg, fmt.exp_max_field, 1)]
+            if fmt.cleared_bits:
+                pool.append(_field_word(fmt, neg, fmt.exp_max_field, 0) | 1)
+        if fmt.specials == "max_nan":
+            pool.append(_field_word(fmt, neg, fmt.exp_max_field, top_frac))
+    return sorted(set(pool))
+
+
+def _is_finite(fmt: FloatFormat, word: int) -> bool:
+    bits = word & ((1 << fmt.container_bits) - 1)
+    exp = (bits >> (fmt.cleared_bits + fmt.frac_bits)) & fmt.exp_max_field
+    frac = (bits >> fmt.cleared_bits) & ((1 << fmt.frac_bits) - 1)
+    if fmt.specials == "ieee":
+        return exp != fmt.exp_max_field
+    if fmt.specials == "max_nan":
+        return not (exp == fmt.exp_max_field and frac == (1 << fmt.frac_bits) - 1)
+    return True
+
+
+def float_words(fmt: FloatFormat, category: str) -> st.SearchStrategy[int]:
+    """32-bit words for ``fmt`` of one category; narrow formats get junk above the container."""
+    junk = st.integers(0, (1 << (32 - fmt.container_bits)) - 1) if fmt.container_bits < 32 \
+        else st.just(0)
+    if category == "raw":
+        return WORD
+    if category == "finite":
+        return WORD.filter(lambda w: _is_finite(fmt, w))
+    pool = edge_pool(fmt)
+    return st.one_of(
+        st.tuples(st.sampled_from(pool), junk).map(
+            lambda p: p[0] | (p[1] << fmt.container_bits)),
+        WORD.filter(lambda w: _is_finite(fmt, w)),
+    )
+
+
+def int_words(fmt: IntFormat, category: str) -> st.SearchStrategy[int]:
+    if category != "edge":
+        return WORD
+    return st.tuples(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF]),
+                     st.integers(0, (1 << 24) - 1)).map(lambda p: p[0] | (p[1] << 8))
+
+
+def s32_words(category: str) -> st.SearchStrategy[int]:
+    if category != "edge":
+        return WORD
+    return st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7FFFFF00, 0x80000100])
+
+
+def operand_words(name: str, category: str) -> st.SearchStrategy[int]:
+    fmt = FORMATS[name]
+    if isinstance(fmt, IntFormat):
+        return int_words(fmt, category)
+    return float_words(fmt, category)
+
+
+def _lane_pool(name: str, draw: st.DrawFn) -> st.SearchStrategy[int]:
+    """A few edge words of ``name`` and their negations: lanes that meet and cancel."""
+    pool = draw(st.lists(operand_words(name, "edge"), min_size=1, max_size=4))
+    fmt = FORMATS[name]
+    if isinstance(fmt, FloatFormat) and fmt.signed:
+        pool += [w ^ (1 << (fmt.container_bits - 1)) for w in pool]
+    return st.sampled_from(pool)
+
+
+@st.composite
+def dot_words(draw: st.DrawFn, desc: Descriptor, category: str) -> list[int]:
+    """Input words for one dot product of ``desc``, in ``input_layout`` order.
+
+    In the ``edge`` category each dot product draws its lanes from a small
+    pool of edge words and their negations, so specials, exact cancellations
+    and ties meet often.
+    """
+    if category == "edge" and draw(st.booleans()):
+        a_lanes, b_lanes = _lane_pool(desc.a_format, draw), _lane_pool(desc.b_format, draw)
+    else:
+        a_lanes = operand_words(desc.a_format, category)
+        b_lanes = operand_words(desc.b_format, category)
+    c_words = s32_words(category) if desc.d_type == "s32" else float_words(
+        FORMATS[desc.d_type], category)  # type: ignore[arg-type]
+    words = []
+    for spec in input_layout(desc):
+        if spec.role == "a":
+            words.append(draw(a_lanes))
+        elif spec.role == "b":
+            words.append(draw(b_lanes))
+        elif spec.role == "c":
+            words.append(draw(c_words))
+        else:
+            raise NotImplementedError(f"no strategy yet for input role {spec.role}")
+    return words

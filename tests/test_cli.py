@@ -1,0 +1,145 @@
+"""The tcspec command line (ref/cli.py): outputs, exit codes, and one-line errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ref.cli import main
+from ref.vectorfiles import REFERENCE_DIR
+
+ONE = "0x3f800000"
+EIGHT_ONES = ",".join([ONE] * 8)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_shows_every_datapath_with_status(capsys):
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    assert "dense-tf32" in out and "validated: B200 words" in out
+    assert "mixed-f16-f16-f16" in out and "unvalidated" in out
+    code, out, _ = run(capsys, "list", "--json")
+    rows = json.loads(out)
+    assert sum(r["hardware_validated_family"] for r in rows) == 46
+    tf32 = next(r for r in rows if r["name"] == "dense-tf32")
+    assert tf32["b200_words"] == 9 and tf32["reference_vectors"] == 600
+
+
+def test_eval_prints_hex_and_value(capsys):
+    code, out, _ = run(capsys, "eval", "--datapath", "dense-tf32", "--a", EIGHT_ONES,
+                       "--b", EIGHT_ONES, "--c", "0x0")
+    assert code == 0
+    assert "D = 0x41000000  (8.0)" in out
+    code, out, _ = run(capsys, "eval", "--datapath", "tf32", "--a", EIGHT_ONES, "--b",
+                       ",".join(["3f800000"] * 8), "--c", "0x7f800000")
+    assert "0x7F800000  (inf)" in out
+    code, out, _ = run(capsys, "eval", "--a-format", "s8", "--d-type", "s32", "--saturate",
+                       "--a", ",".join(["0x7f"] * 32), "--b", ",".join(["0x7f"] * 32),
+                       "--c", "0x7fffffff")
+    assert code == 0 and "0x7FFFFFFF  (2147483647)" in out
+
+
+def test_eval_json_is_a_vector_line_that_check_accepts(capsys, tmp_path):
+    code, out, _ = run(capsys, "eval", "--a-format", "e2m1", "--b-format", "e4m3", "--d-type",
+                       "f16", "--a", ",".join(["0x2"] * 32), "--b", ",".join(["0x38"] * 32),
+                       "--json")
+    assert code == 0
+    line = json.loads(out)
+    assert line["datapath"] == "mixed-e2m1-e4m3-f16" and line["expected"] == 0x5000
+    path = tmp_path / "mine.jsonl"
+    path.write_text(out)
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 0 and "mixed-e2m1-e4m3-f16" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["eval", "--datapath", "dense-tf32", "--a", "0x1,zz", "--b", EIGHT_ONES],
+     r"--a\[1\]: 'zz' is not a hex word"),
+    (["eval", "--datapath", "dense-tf32", "--a", ",".join([ONE] * 7), "--b", EIGHT_ONES],
+     "takes K=8 A words, got 7"),
+    (["eval", "--datapath", "dense-tf64", "--a", EIGHT_ONES, "--b", EIGHT_ONES],
+     "unknown datapath 'dense-tf64'"),
+    (["eval", "--a-format", "fp64", "--a", EIGHT_ONES, "--b", EIGHT_ONES],
+     "unknown a_format 'fp64'"),
+    (["eval", "--datapath", "tf32", "--a", EIGHT_ONES, "--b", EIGHT_ONES, "--c", "0x1ffffffff"],
+     "does not fit in 32 bits"),
+    (["eval", "--a", EIGHT_ONES, "--b", EIGHT_ONES], "give --datapath"),
+    (["eval", "--datapath", "tf32", "--a-format", "tf32", "--a", EIGHT_ONES, "--b", EIGHT_ONES],
+     "either --datapath or descriptor fields"),
+    (["eval", "--a-format", "tf32", "--b-format", "bf16", "--a", EIGHT_ONES, "--b", EIGHT_ONES],
+     "tf32 A requires tf32 B"),
+    (["check", "/nonexistent/file.jsonl"], "no such vector file"),
+    (["smtlib", "--datapath", "nope"], "unknown datapath"),
+])
+def test_bad_input_is_one_line_exit_2_no_traceback(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tcspec: error: ")
+    assert __import__("re").search(message, lines[0]), lines[0]
+
+
+def test_validate_reports_and_passes(capsys):
+    code, out, _ = run(capsys, "validate")
+    assert code == 0
+    assert "0 mismatch" in out and "B200 frozen words:" in out
+
+
+def test_check_reference_file_has_no_mismatch(capsys):
+    code, out, _ = run(capsys, "check", str(REFERENCE_DIR / "dense-tf32.jsonl.gz"))
+    assert code == 0
+    assert "dense-tf32" in out and "600     600" in out
+
+
+def test_check_reports_mismatches_as_hex_and_exits_1(capsys, tmp_path):
+    with gzip.open(REFERENCE_DIR / "dense-tf32.jsonl.gz", "rt") as handle:
+        lines = handle.read().splitlines()[:3]
+    doctored = json.loads(lines[1])
+    doctored["expected"] ^= 1
+    path = tmp_path / "doctored.jsonl"
+    path.write_text("\n".join([lines[0], json.dumps(doctored), "garbage", lines[2]]) + "\n")
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 1
+    assert "malformed line 3" in out
+    assert f"expected 0x{doctored['expected']:08X}, got 0x{doctored['expected'] ^ 1:08X}" in out
+    assert "total" in out and "     3       2          1" in out
+
+
+def test_check_with_only_malformed_lines_exits_2(capsys, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"a": [1]}\n')
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 2 and "missing field 'descriptor'" in out
+
+
+def test_smtlib_to_stdout_and_file(capsys, tmp_path):
+    code, out, _ = run(capsys, "smtlib", "--datapath", "dense-tf32")
+    assert code == 0 and "(set-logic QF_BV)" in out
+    target = tmp_path / "tf32.smt2"
+    code, out, _ = run(capsys, "smtlib", "--datapath", "tf32", "-o", str(target))
+    assert code == 0 and target.read_text().startswith("; tcspec datapath dense-tf32")
+
+
+def test_tour_and_bench_run(capsys):
+    code, out, _ = run(capsys, "tour")
+    assert code == 0 and "0x3F7FFFFE" in out
+    code, out, _ = run(capsys, "bench", "--datapath", "tf32", "--rows", "200",
+                       "--scalar-seconds", "0.05")
+    assert code == 0 and "dense-tf32" in out
+
+
+def test_module_entry_point_exits_with_status():
+    proc = subprocess.run([sys.executable, "-m", "ref.cli", "eval", "--datapath", "tf32",
+                           "--a", "nothex", "--b", EIGHT_ONES], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("tcspec: error: --a[0]: 'nothex' is not a hex word")

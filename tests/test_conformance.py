@@ -1,0 +1,101 @@
+"""One-source conformance: every lowering returns the same word for the same input.
+
+The matrix is every specified datapath of the catalog x every lowering of
+``tests/lowerings.py`` (interpreted scalar, compiled scalar, NumPy batch,
+Z3 formula evaluated, SMT-LIB2 text re-parsed and evaluated), over random
+raw, finite-only and edge-heavy inputs and over the vendored reference
+vectors. The default suite samples; ``pytest -m full`` runs the whole matrix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from ref.api import prepare_dot
+from ref.vectorfiles import REFERENCE_DIR
+from spec.catalog import CATALOG
+from tests.lowerings import LOWERINGS, SPECIFIED
+from tests.strategies import CATEGORIES, dot_words
+
+SAMPLE_EXAMPLES = 4
+FULL_EXAMPLES = 150
+SAMPLE_REFERENCE_LINES = 3
+
+
+def _agree(desc, cases):
+    results = {name: lower(desc, cases) for name, lower in LOWERINGS.items()}
+    reference = results.pop("scalar")
+    for name, got in results.items():
+        assert got == reference, f"{name} disagrees with scalar on {desc.name}: {cases}"
+    return reference
+
+
+def _matrix(name: str, category: str, examples: int) -> None:
+    desc = CATALOG[name].descriptor
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(words=dot_words(desc, category))
+    def check(words):
+        _agree(desc, [words])
+
+    check()
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+@pytest.mark.parametrize("name", SPECIFIED)
+def test_lowerings_agree_sample(name, category):
+    _matrix(name, category, SAMPLE_EXAMPLES)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("category", CATEGORIES)
+@pytest.mark.parametrize("name", SPECIFIED)
+def test_lowerings_agree_full(name, category):
+    _matrix(name, category, FULL_EXAMPLES)
+
+
+def _reference_cases(name: str, per_category: int | None):
+    path = REFERENCE_DIR / f"{name}.jsonl.gz"
+    if not path.exists():
+        return []
+    index = json.loads((REFERENCE_DIR / "INDEX.json").read_text())
+    entry = next(f for f in index["files"] if f["file"] == path.name)
+    wanted = set()
+    for ranges in entry["category_lines"].values():
+        for first, last in ranges:
+            stop = last if per_category is None else min(last, first + per_category - 1)
+            wanted.update(range(first, stop + 1))
+    cases = []
+    with gzip.open(path, "rt") as handle:
+        for number, line in enumerate(handle, 1):
+            if number in wanted:
+                rec = json.loads(line)
+                desc = CATALOG[name].descriptor
+                words = prepare_dot(desc, rec["a"], rec["b"], rec["c"], rec.get("scale_a"),
+                                    rec.get("scale_b"), rec.get("sparse_metadata"))
+                cases.append((words, rec["expected"]))
+    return cases
+
+
+def _reference_matrix(name: str, per_category: int | None) -> None:
+    cases = _reference_cases(name, per_category)
+    if not cases:
+        pytest.skip(f"no reference file for {name}")
+    got = _agree(CATALOG[name].descriptor, [w for w, _ in cases])
+    assert got == [expected for _, expected in cases]
+
+
+@pytest.mark.parametrize("name", SPECIFIED)
+def test_lowerings_agree_on_reference_vectors_sample(name):
+    _reference_matrix(name, SAMPLE_REFERENCE_LINES)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", SPECIFIED)
+def test_lowerings_agree_on_every_reference_vector(name):
+    _reference_matrix(name, None)
