@@ -31,7 +31,8 @@ def _word(value: Any, what: str, bits: int = 32) -> int:
     except TypeError:
         raise ValueError(f"{what} must be an int raw word, got {value!r}") from None
     if not 0 <= word < (1 << bits):
-        raise ValueError(f"{what} = {word} is out of range for a {bits}-bit word "
+        noun = "scale byte" if bits == 8 else f"{bits}-bit word"
+        raise ValueError(f"{what} = {word} is out of range: a {noun} is in "
                          f"[0, 0x{(1 << bits) - 1:X}]")
     return word
 

@@ -175,3 +175,87 @@ def window_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
     quantum = Fraction(2) ** (top - window)
     units = sum(_truncate(value / quantum) for value, _ in terms)
     return encode(units * quantum, d_type, rounding)
+
+
+# name: (product window, scale window, C window, product group, C-dominant block,
+#        per-group C merge, subnormal floor) -- SEMANTICS.md section 4, restated here.
+BLOCK_FAMILIES = {
+    "mxf8f6f4": (25, None, 25, 1, 1, False, None),
+    "nvfp4": (39, 35, 35, 4, 16, False, None),
+    "mxf4": (39, 35, 35, 16, 16, True, -174),
+}
+
+
+def decode_scale(scaling: str, byte: int) -> tuple[Value, int]:
+    """``(value, raw)`` of a UE8M0 or UE4M3 scale byte."""
+    if scaling == "ue8m0":
+        if byte == 0xFF:
+            return NAN, 0
+        return Fraction(2) ** (byte - 127), byte - 127
+    byte &= 0x7F
+    if byte == 0x7F:
+        return NAN, 0
+    exp, frac = byte >> 3, byte & 7
+    if exp == 0:
+        return Fraction(frac, 2 ** 9), -6
+    return Fraction(8 + frac) * Fraction(2) ** (exp - 10), exp - 7
+
+
+def block_model(a: Sequence[int], b: Sequence[int], c: int, scale_a: Sequence[int],
+                scale_b: Sequence[int], *, a_format: str, b_format: str | None = None,
+                scaling: str, family: str, block: int) -> int:
+    """Section 4 over rationals: ``family`` is ``mxf8f6f4``, ``nvfp4`` or ``mxf4``
+    (MXF4 and MXF4NVF4 with UE8M0); ``block`` is the K covered by one scale byte."""
+    window_p, window_s, window_c, group_p, group_c, merge, floor = BLOCK_FAMILIES[family]
+    b_format = b_format or a_format
+    k = len(a)
+    scales = [(decode_scale(scaling, sa), decode_scale(scaling, sb))
+              for sa, sb in zip(scale_a[:k // block], scale_b[:k // block])]
+    if any(x[0] == NAN for pair in scales for x in pair):
+        return encode(NAN, "f32", "rz")
+    elements = [(decode(a_format, x), decode(b_format, y)) for x, y in zip(a, b)]
+    c_value, c_raw = decode("f32", c)
+    special = _specials([(x[0], y[0]) for x, y in elements], c_value)
+    if special is not None:
+        return encode(special, "f32", "rz")
+    products = []
+    for i, ((va, ra), (vb, rb)) in enumerate(elements):
+        (vsa, rsa), (vsb, rsb) = scales[i // block]
+        products.append((va * vb * vsa * vsb, ra + rb + rsa + rsb, rsa + rsb))
+    nonzero = [p for p in products if p[0] != 0]
+    if not nonzero:
+        return encode(c_value, "f32", "rz")
+    top = max(p[1] for p in nonzero)
+    scale_top = max(p[2] for p in nonzero)
+
+    def units_of(value: Fraction, q: int) -> int:
+        return _truncate(value / Fraction(2) ** q)
+
+    def groups(size: int) -> list[list[tuple[Fraction, int, int]]]:
+        return [products[i:i + size] for i in range(0, k, size)]
+
+    if c_value != 0 and c_raw >= top:
+        q = c_raw - window_c
+        units = units_of(c_value, q) + sum(units_of(sum(p[0] for p in g), q)
+                                           for g in groups(group_c))
+        return encode(units * Fraction(2) ** q, "f32", "rz")
+    q = top - window_p if window_s is None else max(top - window_p, scale_top - window_s)
+    group_units = []
+    for group in groups(group_p):
+        value = sum(p[0] for p in group)
+        live = [p for p in group if p[0] != 0]
+        if merge and live and c_value != 0 and c_raw >= max(p[1] for p in live):
+            coarse = max(q, c_raw - window_c)
+            units = units_of(value, coarse) * 2 ** (coarse - q)
+        else:
+            units = units_of(value, q)
+        group_scale = max((p[2] for p in live), default=None)
+        group_units.append((units, group_scale))
+    c_units = units_of(c_value, q)
+    word = encode((c_units + sum(u for u, _ in group_units)) * Fraction(2) ** q, "f32", "rz")
+    if floor is not None and word & 0x7F800000 == 0 and word & 0x7FFFFF:
+        limit = 2 ** (floor - q) if q < floor else 1
+        kept = [u for u, s in group_units if not (s is not None and s < scale_top
+                                                  and abs(u) < limit)]
+        word = encode((c_units + sum(kept)) * Fraction(2) ** q, "f32", "rz")
+    return word

@@ -27,13 +27,15 @@ def exact_product(ops: Ops, x: Term, y: Term) -> Term:
     )
 
 
-def max_raw(ops: Ops, terms: Sequence[Term]) -> tuple[BV, Bool]:
-    """``(max raw over nonzero terms, whether any term is nonzero)``.
+def masked_max(ops: Ops, values: Sequence[BV], present: Sequence[Bool]) -> tuple[BV, Bool]:
+    """``(max of the present exponents, whether any is present)``; :data:`MIN_EXP` if none."""
+    candidates = [ops.ite(p, v, ops.const(MIN_EXP, EXP_WIDTH)) for v, p in zip(values, present)]
+    return ops.smax_all(candidates), ops.any_(present)
 
-    With no nonzero term the maximum is :data:`MIN_EXP`.
-    """
-    candidates = [ops.ite(t.nonzero, t.raw, ops.const(MIN_EXP, EXP_WIDTH)) for t in terms]
-    return ops.smax_all(candidates), ops.any_(t.nonzero for t in terms)
+
+def max_raw(ops: Ops, terms: Sequence[Term]) -> tuple[BV, Bool]:
+    """``(max raw over nonzero terms, whether any term is nonzero)``."""
+    return masked_max(ops, [t.raw for t in terms], [t.nonzero for t in terms])
 
 
 def window_exponent(ops: Ops, terms: Sequence[Term], clamp: int | None = None) -> BV:
@@ -45,18 +47,29 @@ def window_exponent(ops: Ops, terms: Sequence[Term], clamp: int | None = None) -
     return top if clamp is None else ops.smax(top, clamp)
 
 
+def align_to_quantum(ops: Ops, negative: Bool, mag: BV, exponent: BV, q: BV,
+                     width: int) -> BV:
+    """``(-1)^negative * mag * 2^exponent`` in signed units of ``2^q``, truncated toward zero.
+
+    ``width`` (static, at least ``mag.width + 1``) must hold the aligned
+    magnitude plus a sign bit. Right shifts drop magnitude bits before the
+    sign is applied, so both signs truncate toward zero (section 2.5).
+    """
+    shift = ops.sub(exponent, q)
+    magnitude = ops.shift_signed(ops.zext(mag, width), shift)
+    return ops.ite(negative, ops.neg(magnitude), magnitude)
+
+
 def align_to_window(ops: Ops, term: Term, q: BV, headroom: int) -> BV:
     """``term`` in signed units of ``2^q``, truncated toward zero (section 2.5).
 
     ``headroom`` is a static bound with ``term.raw <= q + headroom``; it
-    sizes the register so that left shifts are exact. Right shifts drop
-    magnitude bits before the sign is applied, so both signs truncate toward
-    zero; terms far below the window become 0.
+    sizes the register so that left shifts are exact. Terms far below the
+    window become 0.
     """
     width = max(headroom + term.headroom, term.mag.width) + 1
-    shift = ops.sub(ops.sub(term.raw, term.frac_offset), q)
-    magnitude = ops.shift_signed(ops.zext(term.mag, width), shift)
-    return ops.ite(term.negative, ops.neg(magnitude), magnitude)
+    exponent = ops.sub(term.raw, term.frac_offset)
+    return align_to_quantum(ops, term.negative, term.mag, exponent, q, width)
 
 
 def exact_sum(ops: Ops, units: Sequence[BV]) -> BV:

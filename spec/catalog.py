@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spec.bitvec import BV, Ops
+from spec.blockscaled import block_scaled_dot, rules_for
 from spec.descriptor import F8F6F4, Descriptor, resolve
 from spec.formats import FORMATS, FloatFormat, IntFormat
 from spec.integer import integer_dot
@@ -142,7 +143,7 @@ def output_width(desc: Descriptor) -> int:
 
 def is_specified(desc: Descriptor) -> bool:
     """Whether this build of tcspec specifies ``desc``'s datapath."""
-    return desc.family in ("window", "integer") and not desc.sparse
+    return not desc.sparse
 
 
 def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
@@ -156,6 +157,13 @@ def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
         fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
         assert isinstance(fa, IntFormat) and isinstance(fb, IntFormat)
         return integer_dot(ops, fa, fb, inputs.a, inputs.b, inputs.c, saturate=desc.saturate)
+    if desc.family == "block":
+        fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling])
+        assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
+        assert isinstance(fs, FloatFormat) and desc.scale_block is not None
+        return block_scaled_dot(ops, fa, fb, fs, inputs.a, inputs.b, inputs.c, inputs.scale_a,
+                                inputs.scale_b, block=desc.scale_block,
+                                rules=rules_for(desc.kind, desc.scaling))
     assert isinstance(FORMATS[desc.a_format], FloatFormat)
     return dense_window_dot(ops, desc.a_format, desc.b_format, desc.d_type,
                             inputs.a, inputs.b, inputs.c)

@@ -93,6 +93,25 @@ def s32_words(category: str) -> st.SearchStrategy[int]:
     return st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7FFFFF00, 0x80000100])
 
 
+UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
+SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F}
+
+
+def scale_bytes(name: str, category: str) -> st.SearchStrategy[int]:
+    """Scale bytes: any byte, any non-NaN byte, or edge bytes (unit, extremes, NaN, tiny)."""
+    nan = SCALE_NAN[name]
+    if category == "raw":
+        return st.integers(0, 255)
+    finite = st.integers(0, 255).filter(lambda s: s != nan and not (
+        name == "ue4m3" and s & 0x7F == 0x7F))
+    if category == "finite":
+        return finite
+    unit = UNIT_SCALE[name]
+    pool = [unit, 0x00, 0x01, nan, unit + 1, unit - 1, unit + 5, unit - 9]
+    pool += [0xFE, 0x10, 0xE0] if name == "ue8m0" else [0x7E, 0x08, 0xB8, 0x02]
+    return st.one_of(st.sampled_from(pool), finite)
+
+
 def operand_words(name: str, category: str) -> st.SearchStrategy[int]:
     fmt = FORMATS[name]
     if isinstance(fmt, IntFormat):
@@ -132,6 +151,9 @@ def dot_words(draw: st.DrawFn, desc: Descriptor, category: str) -> list[int]:
             words.append(draw(b_lanes))
         elif spec.role == "c":
             words.append(draw(c_words))
+        elif spec.role in ("scale_a", "scale_b"):
+            assert desc.scaling is not None
+            words.append(draw(scale_bytes(desc.scaling, category)))
         else:
             raise NotImplementedError(f"no strategy yet for input role {spec.role}")
     return words

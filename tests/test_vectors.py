@@ -34,7 +34,10 @@ def test_every_frozen_b200_word_of_a_specified_datapath_passes():
     specified = {r.name for r in report.passed_records}
     for name in ("tf32-0", "tf32-negative-zero", "tf32-minimum-subnormal", "tf32-nan",
                  "tf32-infinity", "tf32-infinity-times-zero", "tf32-low-payload-pretruncate",
-                 "test_subnormal_window_floor[2]-tf32"):
+                 "test_subnormal_window_floor[2]-tf32", "nvfp4-k4-product-carry",
+                 "nvfp4-scale-nan", "mxf8f6f4-scale-nan", "mxf4nvf4-2x",
+                 "mxf4nvf4-e2m1-4x-negative-zero-ue4m3", "mixed-e2m1-e4m3-f16-c-nan",
+                 "i8-s8-s8-sat", "e4m3-nan", "bf16-low-payload-pretruncate"):
         assert name in specified
     assert report.total.passed + report.total.unspecified == 77
     for record in report.unspecified_names:
