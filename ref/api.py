@@ -18,6 +18,7 @@ from ref.batch import NUMPY
 from ref.scalar import SCALAR
 from spec.catalog import DotInputs, build_dot, descriptor_of, input_layout, inputs_from
 from spec.descriptor import Descriptor, resolve
+from spec.sparse import LEGAL_SELECTORS, chunk_selectors, selector_is_legal
 
 UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
 """Scale byte meaning 1.0, used when a block-scaled call gives no scale vector."""
@@ -65,6 +66,35 @@ def _scales(desc: Descriptor, scales: Any, what: str) -> list[int]:
     return values[:desc.scale_count]
 
 
+def _illegal_selector(desc: Descriptor, chunk: int, selector: int, row: int | None = None
+                      ) -> ValueError:
+    _, rule = desc.sparse_chunk  # type: ignore[misc]
+    legal = ", ".join(f"0x{s:X}" for s in LEGAL_SELECTORS[rule])
+    where = f"row {row}: " if row is not None else ""
+    return ValueError(f"{where}sparse_metadata chunk {chunk} (word {chunk // 8}, nibble "
+                      f"{chunk % 8}) has illegal selector 0x{selector:X}; {desc.name} allows "
+                      f"{legal}")
+
+
+def check_metadata(desc: Descriptor, words: Sequence[int]) -> None:
+    """Refuse metadata with an illegal selector, naming the chunk (SEMANTICS.md section 5)."""
+    size, rule = desc.sparse_chunk  # type: ignore[misc]
+    values = [SCALAR.const(w, 32) for w in words]
+    for chunk, selector in enumerate(chunk_selectors(SCALAR, values, desc.k // size)):
+        if not SCALAR.truth(selector_is_legal(SCALAR, rule, selector)):
+            raise _illegal_selector(desc, chunk, SCALAR.value(selector))
+
+
+def _check_metadata_batch(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> None:
+    size, rule = desc.sparse_chunk  # type: ignore[misc]
+    values = [NUMPY.input(col, 32) for col in columns]
+    for chunk, selector in enumerate(chunk_selectors(NUMPY, values, desc.k // size)):
+        legal = NUMPY.truths(selector_is_legal(NUMPY, rule, selector), rows)
+        if not legal.all():
+            row = int(np.argmin(legal))
+            raise _illegal_selector(desc, chunk, int(NUMPY.values(selector, rows)[row]), row)
+
+
 def _metadata(desc: Descriptor, metadata: Any) -> list[int]:
     if not desc.sparse:
         if metadata is not None:
@@ -77,8 +107,11 @@ def _metadata(desc: Descriptor, metadata: Any) -> list[int]:
         if len(words) < desc.metadata_words:
             raise ValueError(f"sparse_metadata has {len(words)} word(s) but {desc.name} "
                              f"needs {desc.metadata_words} to cover every chunk")
-        return words[:desc.metadata_words]
-    return [_word(metadata, "sparse_metadata")] * desc.metadata_words
+        words = words[:desc.metadata_words]
+    else:
+        words = [_word(metadata, "sparse_metadata")] * desc.metadata_words
+    check_metadata(desc, words)
+    return words
 
 
 def prepare_dot(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any = None,
@@ -186,9 +219,11 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
     unit = UNIT_SCALE.get(desc.scaling or "")
     for what, values in (("scale_a", scale_a), ("scale_b", scale_b)):
         columns += _batch_columns(desc, values, what, 8, rows, desc.scale_count, unit)
-    columns += _batch_columns(desc, sparse_metadata, "sparse_metadata", 32, rows,
+    metadata = _batch_columns(desc, sparse_metadata, "sparse_metadata", 32, rows,
                               desc.metadata_words, None)
-    return run_batch(desc, columns, rows)
+    if metadata:
+        _check_metadata_batch(desc, metadata, rows)
+    return run_batch(desc, columns + metadata, rows)
 
 
 def run_batch(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:

@@ -16,16 +16,27 @@ from ref.api import run_batch, run_scalar
 from ref.compiled import compiled_dot
 from spec.catalog import input_layout, is_specified, lookup
 from spec.descriptor import Descriptor
+from spec.sparse import LEGAL_SELECTORS
 
 DEFAULT_DATAPATHS = ("dense-tf32", "dense-bf16", "dense-e4m3", "mixed-e2m1-e4m3-f16",
-                     "i8-s8-s8-wrap")
+                     "i8-s8-s8-wrap", "dense-mx-e4m3", "dense-mxf4", "dense-nvfp4",
+                     "sparse-tf32", "sparse-e4m3", "sparse-nvfp4")
 
 
 def random_columns(desc: Descriptor, rows: int, seed: int = 2026) -> list[np.ndarray]:
-    """Uniformly random raw words for every input of ``desc`` (one column per input)."""
+    """Uniformly random raw words for every input of ``desc`` (one column per input);
+    metadata words are built from random legal selectors."""
     rng = np.random.default_rng(seed)
-    return [rng.integers(0, 1 << spec.width, size=rows, dtype=np.uint64)
-            for spec in input_layout(desc)]
+    columns = []
+    for spec in input_layout(desc):
+        if spec.role == "metadata":
+            legal = np.array(LEGAL_SELECTORS[desc.sparse_chunk[1]], dtype=np.uint64)  # type: ignore[index]
+            nibbles = rng.choice(legal, size=(rows, 8))
+            columns.append((nibbles << (np.arange(8, dtype=np.uint64) * 4)).sum(axis=1,
+                                                                                  dtype=np.uint64))
+        else:
+            columns.append(rng.integers(0, 1 << spec.width, size=rows, dtype=np.uint64))
+    return columns
 
 
 def _rate(count: int, seconds: float) -> float:

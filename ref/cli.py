@@ -21,6 +21,8 @@ EXIT_USAGE = 2
 
 FIRST_MISMATCHES = 10
 
+FAMILY_LABELS = {"window": "float", "integer": "integer", "block": "block-scaled"}
+
 
 class UsageError(ValueError):
     """Bad input from the command line."""
@@ -87,7 +89,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not desc.validated_shape:
             status = "unvalidated (no B200 word; modelled)"
         rows.append({
-            "name": name, "family": ("sparse " if desc.sparse else "") + desc.family,
+            "name": name,
+            "family": ("sparse " if desc.sparse else "") + FAMILY_LABELS[desc.family],
             "K": desc.k, "b200_words": frozen.get(name, 0),
             "reference_vectors": reference.get(name, 0), "status": status,
             "hardware_validated_family": entry.hardware_validated,
@@ -96,10 +99,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'datapath':28} {'family':14} {'K':>4} {'B200':>5} {'ref':>5}  "
+    print(f"{'datapath':28} {'family':19} {'K':>4} {'B200':>5} {'ref':>5}  "
           f"{'status':38} specified")
     for row in rows:
-        print(f"{row['name']:28} {row['family']:14} {row['K']:>4} {row['b200_words']:>5} "
+        print(f"{row['name']:28} {row['family']:19} {row['K']:>4} {row['b200_words']:>5} "
               f"{row['reference_vectors']:>5}  {row['status']:38} "
               f"{'yes' if row['specified'] else 'not yet'}")
     specified = sum(r["specified"] for r in rows)
@@ -193,7 +196,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     frozen = validate_frozen()
     total = frozen.total
     print(f"B200 frozen words: {total.passed} of {total.cases} pass, "
-          f"{total.mismatched} mismatch, {total.unspecified} not yet specified")
+          f"{total.mismatched} mismatch" + (f", {total.unspecified} not yet specified"
+                                            if total.unspecified else ""))
     if args.verbose:
         for rec in frozen.passed_records:
             print(f"  pass  {rec.name} [{rec.datapath}] = "
@@ -212,14 +216,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         def progress(i: int, n: int, path: Path, part: Any) -> None:
             t = part.total
-            print(f"[{i:>2}/{n}] {path.name:36} {t.passed:>5} pass {t.mismatched:>4} mismatch "
-                  f"{t.unspecified:>5} not yet specified  ({time.monotonic() - started:.1f}s)",
-                  file=sys.stderr, flush=True)
+            pending = f" {t.unspecified:>5} not yet specified" if t.unspecified else ""
+            print(f"[{i:>2}/{n}] {path.name:36} {t.passed:>5} pass {t.mismatched:>4} mismatch"
+                  f"{pending}  ({time.monotonic() - started:.1f}s)", file=sys.stderr, flush=True)
 
         report = check_files(files, progress)
         rt = report.total
-        print(f"reference vectors: {rt.passed} of {rt.cases} pass, {rt.mismatched} mismatch, "
-              f"{rt.unspecified} not yet specified ({len(files)} files)")
+        pending = f", {rt.unspecified} not yet specified" if rt.unspecified else ""
+        print(f"reference vectors: {rt.passed} of {rt.cases} pass, {rt.mismatched} mismatch"
+              f"{pending} ({len(files)} files)")
         if report.mismatches or report.bad_lines:
             _print_report(report, "the reference vectors")
             failed = True

@@ -7,7 +7,7 @@ other backend against them.
 
 from __future__ import annotations
 
-from spec.bitvec import BV, Ops, bit_length_of
+from spec.bitvec import BV, Bool, Ops, bit_length_of
 
 
 def _mask(width: int) -> int:
@@ -111,6 +111,10 @@ class ScalarOps(Ops):
     def value(self, x: BV) -> int:
         """The concrete unsigned value of ``x``."""
         return self._bv(x).node
+
+    def truth(self, x: Bool) -> bool:
+        """The concrete value of a boolean."""
+        return bool(self._bool(x).node)
 
     def signed_value(self, x: BV) -> int:
         """The concrete two's-complement value of ``x``."""

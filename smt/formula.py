@@ -18,10 +18,11 @@ import z3
 from smt.smtlib import script
 from smt.trace import Node, TraceOps
 from smt.z3_backend import Z3Ops, concrete_value
-from spec.catalog import build_dot, input_layout, inputs_from
+from spec.catalog import build_dot, input_layout, inputs_from, metadata_legal
 from spec.descriptor import Descriptor
 
 OUTPUT_NAME = "d"
+LEGALITY_NAME = "metadata_legal"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class TracedFormula:
     descriptor: Descriptor
     inputs: tuple[Node, ...]
     output: Node
+    legal: Node
     node_count: int
 
     def smtlib(self) -> str:
@@ -41,7 +43,11 @@ class TracedFormula:
                   + ("; scale bytes scale_a*, scale_b*" if desc.scaling else "")
                   + ("; metadata words meta*" if desc.sparse else ""),
                   f"output: {OUTPUT_NAME}, the result word"]
-        return script(self.inputs, [(OUTPUT_NAME, self.output)], header)
+        outputs = [(OUTPUT_NAME, self.output)]
+        if desc.sparse:
+            header.append(f"{LEGALITY_NAME}: every metadata selector is legal (assume it)")
+            outputs.append((LEGALITY_NAME, self.legal))
+        return script(self.inputs, outputs, header)
 
 
 @functools.cache
@@ -49,9 +55,11 @@ def traced(desc: Descriptor) -> TracedFormula:
     ops = TraceOps()
     layout = input_layout(desc)
     values = [ops.variable(spec.name, spec.width) for spec in layout]
-    result = build_dot(ops, desc, inputs_from(layout, values))
+    grouped = inputs_from(layout, values)
+    result = build_dot(ops, desc, grouped)
+    legal = metadata_legal(ops, desc, grouped)
     inputs = tuple(ops.inputs[spec.name] for spec in layout)
-    return TracedFormula(desc, inputs, result.node, len(ops))
+    return TracedFormula(desc, inputs, result.node, legal.node, len(ops))
 
 
 @dataclass(frozen=True)
@@ -61,12 +69,20 @@ class Z3Formula:
     descriptor: Descriptor
     inputs: tuple[Any, ...]
     output: Any
+    legal: Any
+
+    def _pinned(self, term: Any, words: Sequence[int]) -> Any:
+        pairs = [(var, z3.BitVecVal(w, var.size())) for var, w in zip(self.inputs, words,
+                                                                          strict=True)]
+        return z3.simplify(z3.substitute(term, *pairs))
 
     def evaluate(self, words: Sequence[int]) -> int:
         """The output on concrete input words (substitute, then simplify)."""
-        pairs = [(var, z3.BitVecVal(w, var.size())) for var, w in zip(self.inputs, words,
-                                                                          strict=True)]
-        return concrete_value(z3.substitute(self.output, *pairs))
+        return concrete_value(self._pinned(self.output, words))
+
+    def is_legal(self, words: Sequence[int]) -> bool:
+        """The metadata legality predicate on concrete input words."""
+        return z3.is_true(self._pinned(self.legal, words))
 
 
 @functools.cache
@@ -74,8 +90,10 @@ def z3_formula(desc: Descriptor) -> Z3Formula:
     ops = Z3Ops()
     layout = input_layout(desc)
     values = [ops.variable(spec.name, spec.width) for spec in layout]
-    result = build_dot(ops, desc, inputs_from(layout, values))
-    return Z3Formula(desc, tuple(v.node for v in values), result.node)
+    grouped = inputs_from(layout, values)
+    result = build_dot(ops, desc, grouped)
+    legal = metadata_legal(ops, desc, grouped)
+    return Z3Formula(desc, tuple(v.node for v in values), result.node, legal.node)
 
 
 @functools.cache
@@ -88,6 +106,11 @@ def reparsed_z3(desc: Descriptor) -> Z3Formula:
     width = formula.output.width
     text = formula.smtlib() + f"(declare-fun tcspec_out () (_ BitVec {width}))\n" \
                               f"(assert (= tcspec_out {OUTPUT_NAME}))\n"
-    (equation,) = z3.parse_smt2_string(text)
+    legal = z3.BoolVal(True)
+    if desc.sparse:
+        text += f"(declare-fun tcspec_legal () Bool)\n(assert (= tcspec_legal {LEGALITY_NAME}))\n"
+    equations = z3.parse_smt2_string(text)
+    if desc.sparse:
+        legal = equations[1].arg(1)
     inputs = tuple(z3.BitVec(node.params[0], node.width) for node in formula.inputs)
-    return Z3Formula(desc, inputs, equation.arg(1))
+    return Z3Formula(desc, inputs, equations[0].arg(1), legal)

@@ -7,14 +7,16 @@ the input bit-vectors, and it returns the result word.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.bitvec import BV, Ops
+from spec.bitvec import BV, Bool, Ops
 from spec.blockscaled import block_scaled_dot, rules_for
 from spec.descriptor import F8F6F4, Descriptor, resolve
 from spec.formats import FORMATS, FloatFormat, IntFormat
 from spec.integer import integer_dot
+from spec.sparse import chunk_selectors, metadata_legality, select_active
 from spec.window import dense_window_dot
 
 HARDWARE_VALIDATED = (
@@ -143,16 +145,36 @@ def output_width(desc: Descriptor) -> int:
 
 def is_specified(desc: Descriptor) -> bool:
     """Whether this build of tcspec specifies ``desc``'s datapath."""
-    return not desc.sparse
+    return desc.family in ("window", "integer", "block")
+
+
+def metadata_legal(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Bool:
+    """The legality predicate of a sparse datapath's metadata (true for dense ones)."""
+    if not desc.sparse:
+        return ops.true()
+    size, rule = desc.sparse_chunk  # type: ignore[misc]
+    return metadata_legality(ops, rule, inputs.metadata, desc.k // size)
 
 
 def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
-    """The result word of ``desc``'s datapath on ``inputs``: the single source."""
+    """The result word of ``desc``'s datapath on ``inputs``: the single source.
+
+    A sparse datapath selects its active operands from the logical-K lanes
+    (SEMANTICS.md section 5) and runs its dense sibling on them.
+    """
     if not is_specified(desc):
         raise NotImplementedError(f"datapath {desc.name} is not yet specified")
     if len(inputs.a) != desc.k or len(inputs.b) != desc.k:
         raise ValueError(f"{desc.name} takes K={desc.k}, got {len(inputs.a)} A and "
                          f"{len(inputs.b)} B lanes")
+    if desc.sparse:
+        size, rule = desc.sparse_chunk  # type: ignore[misc]
+        selectors = chunk_selectors(ops, inputs.metadata, desc.k // size)
+        dense = dataclasses.replace(desc, sparse=False)
+        active = DotInputs(select_active(ops, rule, inputs.a, selectors),
+                           select_active(ops, rule, inputs.b, selectors), inputs.c,
+                           inputs.scale_a, inputs.scale_b)
+        return build_dot(ops, dense, active)
     if desc.family == "integer":
         fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
         assert isinstance(fa, IntFormat) and isinstance(fb, IntFormat)

@@ -112,6 +112,16 @@ def scale_bytes(name: str, category: str) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(pool), finite)
 
 
+LEGAL = {"one": (0x4, 0xE), "two": (0x4, 0x8, 0xC, 0x9, 0xD, 0x6, 0xE)}
+LEGAL["pairs"] = LEGAL["two"]
+
+
+def metadata_words(rule: str) -> st.SearchStrategy[int]:
+    """A 32-bit metadata word of eight legal selectors (SEMANTICS.md section 5)."""
+    return st.lists(st.sampled_from(LEGAL[rule]), min_size=8, max_size=8).map(
+        lambda nibbles: sum(s << (4 * i) for i, s in enumerate(nibbles)))
+
+
 def operand_words(name: str, category: str) -> st.SearchStrategy[int]:
     fmt = FORMATS[name]
     if isinstance(fmt, IntFormat):
@@ -155,5 +165,6 @@ def dot_words(draw: st.DrawFn, desc: Descriptor, category: str) -> list[int]:
             assert desc.scaling is not None
             words.append(draw(scale_bytes(desc.scaling, category)))
         else:
-            raise NotImplementedError(f"no strategy yet for input role {spec.role}")
+            assert spec.role == "metadata" and desc.sparse_chunk is not None
+            words.append(draw(metadata_words(desc.sparse_chunk[1])))
     return words
