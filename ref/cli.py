@@ -69,6 +69,22 @@ def _format_words(words: Sequence[int], limit: int = 8) -> str:
     return f"[{shown}{',...' if len(words) > limit else ''}] ({len(words)})"
 
 
+class ProgressLine:
+    """Prints ``NAME: N cases checked`` to stderr at most every ``every`` seconds."""
+
+    def __init__(self, name: str, every: float = 2.0) -> None:
+        self.name = name
+        self.every = every
+        self.started = self.last = time.monotonic()
+
+    def __call__(self, cases: int) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            print(f"  {self.name}: {cases} cases checked ({now - self.started:.0f}s)",
+                  file=sys.stderr, flush=True)
+
+
 # ------------------------------------------------------------------ commands
 
 
@@ -240,7 +256,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"no such vector file: {name}")
         try:
-            report = check_file(path)
+            report = check_file(path, progress=ProgressLine(name))
         except (OSError, EOFError) as exc:
             raise UsageError(f"cannot read {name}: {exc}") from None
         print(f"== {name}")

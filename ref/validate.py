@@ -79,8 +79,12 @@ def evaluate_records(desc: Descriptor, records: Sequence[Record]) -> np.ndarray:
 
 
 def check_records(items: Iterable[Record | BadLine], source: str = "",
-                  keep_passed: bool = False) -> Report:
-    """Replay records; bad lines are reported and skipped."""
+                  keep_passed: bool = False,
+                  progress: Callable[[int], None] | None = None) -> Report:
+    """Replay records; bad lines are reported and skipped.
+
+    ``progress(cases checked so far)`` is called after each batch.
+    """
     report = Report()
     groups: dict[Descriptor, list[Record]] = defaultdict(list)
 
@@ -99,6 +103,8 @@ def check_records(items: Iterable[Record | BadLine], source: str = "",
             else:
                 tally.mismatched += 1
                 report.mismatches.append(Mismatch(record, word))
+        if progress:
+            progress(report.total.cases)
 
     for item in items:
         if isinstance(item, BadLine):
@@ -111,15 +117,17 @@ def check_records(items: Iterable[Record | BadLine], source: str = "",
             report.unspecified_names.append(item)
             continue
         groups[item.descriptor].append(item)
-        if len(groups[item.descriptor]) >= BATCH_ROWS:
-            flush(item.descriptor)
+        if sum(len(g) for g in groups.values()) >= BATCH_ROWS:
+            for desc in list(groups):
+                flush(desc)
     for desc in list(groups):
         flush(desc)
     return report
 
 
-def check_file(path: str | Path, keep_passed: bool = False) -> Report:
-    return check_records(read_vectors(path), str(path), keep_passed)
+def check_file(path: str | Path, keep_passed: bool = False,
+               progress: Callable[[int], None] | None = None) -> Report:
+    return check_records(read_vectors(path), str(path), keep_passed, progress)
 
 
 def check_files(paths: Sequence[Path],

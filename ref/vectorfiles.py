@@ -119,6 +119,16 @@ def read_vectors(path: str | Path) -> Iterator[Record | BadLine]:
                 yield BadLine(number, str(exc))
 
 
+def frozen_record(name: str) -> Record:
+    """The frozen B200 word called ``name`` (``KeyError`` if there is none)."""
+    with open(FROZEN_FILE, encoding="utf-8") as handle:
+        for number, text in enumerate(handle, 1):
+            obj = json.loads(text)
+            if obj.get("name") == name:
+                return parse_record(obj, number)
+    raise KeyError(f"no frozen B200 word named {name!r}")
+
+
 def reference_files() -> list[Path]:
     """The vendored reference-vector files, sorted by name."""
     return sorted(REFERENCE_DIR.glob("*.jsonl.gz"))

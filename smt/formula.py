@@ -18,6 +18,7 @@ import z3
 from smt.smtlib import script
 from smt.trace import Node, TraceOps
 from smt.z3_backend import Z3Ops, concrete_value
+from spec.bitvec import BV, Bool
 from spec.catalog import build_dot, input_layout, inputs_from, metadata_legal
 from spec.descriptor import Descriptor
 
@@ -50,15 +51,19 @@ class TracedFormula:
         return script(self.inputs, outputs, header)
 
 
-@functools.cache
-def traced(desc: Descriptor) -> TracedFormula:
-    ops = TraceOps()
+def _symbolic_dot(ops: TraceOps | Z3Ops, desc: Descriptor) -> tuple[list[BV], BV, Bool]:
+    """``desc``'s datapath on one fresh variable per input: (inputs, result, legality)."""
     layout = input_layout(desc)
     values = [ops.variable(spec.name, spec.width) for spec in layout]
     grouped = inputs_from(layout, values)
-    result = build_dot(ops, desc, grouped)
-    legal = metadata_legal(ops, desc, grouped)
-    inputs = tuple(ops.inputs[spec.name] for spec in layout)
+    return values, build_dot(ops, desc, grouped), metadata_legal(ops, desc, grouped)
+
+
+@functools.cache
+def traced(desc: Descriptor) -> TracedFormula:
+    ops = TraceOps()
+    values, result, legal = _symbolic_dot(ops, desc)
+    inputs = tuple(v.node for v in values)
     return TracedFormula(desc, inputs, result.node, legal.node, len(ops))
 
 
@@ -87,12 +92,7 @@ class Z3Formula:
 
 @functools.cache
 def z3_formula(desc: Descriptor) -> Z3Formula:
-    ops = Z3Ops()
-    layout = input_layout(desc)
-    values = [ops.variable(spec.name, spec.width) for spec in layout]
-    grouped = inputs_from(layout, values)
-    result = build_dot(ops, desc, grouped)
-    legal = metadata_legal(ops, desc, grouped)
+    values, result, legal = _symbolic_dot(Z3Ops(), desc)
     return Z3Formula(desc, tuple(v.node for v in values), result.node, legal.node)
 
 

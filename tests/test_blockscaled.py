@@ -8,7 +8,6 @@ rule parameter must be live (switching it off changes those lines).
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from ref import mma_dot, oracle
 from ref.compiled import compiled_dot
 from ref.scalar import SCALAR
-from ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, parse_record, read_vectors
+from ref.vectorfiles import REFERENCE_DIR, frozen_record, read_vectors
 from smt.formula import traced
 from smt.trace import walk
 from spec.blockscaled import (
@@ -66,15 +65,6 @@ def test_specification_agrees_with_the_rational_oracle(name, category):
     check()
 
 
-def _frozen(name):
-    with open(FROZEN_FILE) as handle:
-        for number, line in enumerate(handle, 1):
-            obj = json.loads(line)
-            if obj["name"] == name:
-                return parse_record(obj, number)
-    raise KeyError(name)
-
-
 def _run(desc, words, rules):
     a, b, c, sa, sb = split_words(desc, words)
 
@@ -93,13 +83,13 @@ def _run(desc, words, rules):
     "mxf8f6f4-e4m3-1x-negative-zero", "mxf4-e2m1-2x-negative-zero",
     "mxf4nvf4-e2m1-4x-negative-zero-ue4m3"])
 def test_named_b200_words(name):
-    record = _frozen(name)
+    record = frozen_record(name)
     assert compiled_dot(record.descriptor)(*record.words) == record.expected
 
 
 def test_per_product_truncation_loses_the_k4_carry_b200_keeps():
     """SEMANTICS.md section 4: with groups of 1 the word comes out one unit too low."""
-    record = _frozen("nvfp4-k4-product-carry")
+    record = frozen_record("nvfp4-k4-product-carry")
     assert _run(record.descriptor, record.words, NVFP4_RULES) == record.expected
     per_product = dataclasses.replace(NVFP4_RULES, product_group=1)
     assert _run(record.descriptor, record.words, per_product) == record.expected - 1

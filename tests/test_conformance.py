@@ -98,3 +98,34 @@ def test_lowerings_agree_on_reference_vectors_sample(name):
 @pytest.mark.parametrize("name", WITH_REFERENCE)
 def test_lowerings_agree_on_every_reference_vector(name):
     _reference_matrix(name, None)
+
+
+def _pad(words, k):
+    return list(words) + [0] * (k - len(words))
+
+
+BOUNDARY_CASES = [
+    # F16 D: ties to even, carry into infinity, negative results that round to +0
+    ("mixed-e4m3-e4m3-f16", [0x08], [0x10], 0x3C00, 0x3C00),
+    ("mixed-e4m3-e4m3-f16", [0x08] * 3, [0x10] * 3, 0x3C00, 0x3C02),
+    ("mixed-e4m3-e4m3-f16", [0x48], [0x48], 0x7BFF, 0x7C00),
+    ("mixed-e4m3-e4m3-f16", [0xC8], [0x48], 0xFBFF, 0xFC00),
+    ("mixed-e5m2-e4m3-f16", [0x01], [0x01], 0x8001, 0x0000),
+    ("mixed-e5m2-e4m3-f16", [0x81], [0x01], 0x0000, 0x0000),
+    ("mixed-e5m2-e4m3-f16", [0x81] * 3, [0x01] * 3, 0x0000, 0x8002),
+    ("mixed-e5m2-e4m3-f16", [0x01], [0x01], 0x03FF, 0x0400),
+    # integer saturation at both ends, and the wrap it replaces
+    ("i8-s8-s8-saturate", [0x01], [0x01], 0x7FFFFFFF, 0x7FFFFFFF),
+    ("i8-s8-s8-wrap", [0x01], [0x01], 0x7FFFFFFF, 0x80000000),
+    ("i8-s8-s8-saturate", [0xFF], [0x01], 0x80000000, 0x80000000),
+    ("i8-s8-s8-wrap", [0xFF], [0x01], 0x80000000, 0x7FFFFFFF),
+    ("i8-u8-u8-saturate", [0xFF] * 32, [0xFF] * 32, 0x7FFFFFFF, 0x7FFFFFFF),
+    ("i8-s8-u8-saturate", [0x80] * 32, [0xFF] * 32, 0x80000000, 0x80000000),
+]
+
+
+@pytest.mark.parametrize("name, a, b, c, expected", BOUNDARY_CASES)
+def test_lowerings_agree_on_rounding_and_saturation_boundaries(name, a, b, c, expected):
+    desc = CATALOG[name].descriptor
+    words = prepare_dot(desc, _pad(a, desc.k), _pad(b, desc.k), c)
+    assert _agree(desc, [words]) == [expected]

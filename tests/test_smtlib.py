@@ -6,29 +6,17 @@ defined output must equal the hardware word (sat) and cannot differ (unsat).
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import z3
 
-from ref.vectorfiles import FROZEN_FILE, parse_record
+from ref.vectorfiles import frozen_record
 from smt.formula import OUTPUT_NAME, traced
 from smt.smtlib import literal
 from spec.catalog import input_layout, is_specified
 
-
-def _frozen(name: str):
-    with open(FROZEN_FILE) as handle:
-        for number, line in enumerate(handle, 1):
-            obj = json.loads(line)
-            if obj["name"] == name:
-                return parse_record(obj, number)
-    raise KeyError(name)
-
-
 INSTANCES = [n for n in ("tf32-1", "tf32-minimum-subnormal", "bf16-1", "e4m3-0",
                          "mixed-e2m1-e4m3-f16-input-nan", "i8-s8-u8-sat")
-             if is_specified(_frozen(n).descriptor)]
+             if is_specified(frozen_record(n).descriptor)]
 
 
 def _pinned(record, relation: str) -> str:
@@ -46,7 +34,7 @@ def _pinned(record, relation: str) -> str:
 
 @pytest.mark.parametrize("name", INSTANCES)
 def test_z3_reads_the_script_and_agrees_with_b200(name):
-    record = _frozen(name)
+    record = frozen_record(name)
     for relation, want in (("=", z3.sat), ("distinct", z3.unsat)):
         solver = z3.Solver()
         solver.from_string(_pinned(record, relation))
@@ -56,7 +44,7 @@ def test_z3_reads_the_script_and_agrees_with_b200(name):
 @pytest.mark.parametrize("name", INSTANCES)
 def test_bitwuzla_reads_the_script_and_agrees_with_b200(name):
     bitwuzla = pytest.importorskip("bitwuzla")
-    record = _frozen(name)
+    record = frozen_record(name)
     for relation, want in (("=", "sat"), ("distinct", "unsat")):
         tm = bitwuzla.TermManager()
         options = bitwuzla.Options()
@@ -70,7 +58,7 @@ def test_pysmt_solves_the_traced_formula():
 
     from smt.pysmt_bridge import to_pysmt
 
-    record = _frozen("tf32-1")
+    record = frozen_record("tf32-1")
     formula = traced(record.descriptor)
     env = Environment()
     mgr = env.formula_manager
@@ -88,7 +76,7 @@ def test_pysmt_solves_the_traced_formula():
 
 
 def test_script_is_self_contained_and_shares_subterms():
-    text = traced(_frozen("tf32-1").descriptor).smtlib()
+    text = traced(frozen_record("tf32-1").descriptor).smtlib()
     assert text.count("(declare-fun ") == 17
     assert "(define-fun d () (_ BitVec 32)" in text
     assert "(let (" in text

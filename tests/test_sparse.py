@@ -8,8 +8,6 @@ logical K with disabled lanes zeroed.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from ref import evaluate, mma, mma_dot, oracle
 from ref.cli import main
 from ref.compiled import compiled_dot
-from ref.vectorfiles import FROZEN_FILE, parse_record
+from ref.vectorfiles import frozen_record
 from smt.formula import reparsed_z3, traced, z3_formula
 from spec.catalog import CATALOG
 from spec.formats import FORMATS
@@ -153,9 +151,7 @@ def test_batch_and_matrix_apis_take_metadata():
 def test_symbolic_metadata_in_the_formulas():
     """Metadata is a formula input: evaluated at concrete values, and legality is explicit."""
     desc = CATALOG["sparse-nvfp4"].descriptor
-    with open(FROZEN_FILE) as handle:
-        record = next(parse_record(json.loads(line), n) for n, line in enumerate(handle, 1)
-                      if json.loads(line)["name"] == "sparse-nvfp4-pairwise")
+    record = frozen_record("sparse-nvfp4-pairwise")
     formula = z3_formula(record.descriptor)
     assert formula.evaluate(record.words) == record.expected
     assert formula.is_legal(record.words)
