@@ -155,7 +155,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ref.compiled import compiled_dot
     from spec.catalog import is_specified
 
-    metadata = parse_hex_list(args.metadata, "--metadata") if args.metadata else None
+    metadata: int | list[int] | None = None
+    if args.metadata:
+        words = parse_hex_list(args.metadata, "--metadata")
+        metadata = words[0] if len(words) == 1 else words
     desc = _descriptor_from_args(args, sparse=metadata is not None)
     if not is_specified(desc):
         raise UsageError(f"datapath {desc.name} is not yet specified in this build")
@@ -164,12 +167,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     c = parse_hex_word(args.c, "--c")
     scale_a = parse_hex_list(args.scale_a, "--scale-a", 8) if args.scale_a else None
     scale_b = parse_hex_list(args.scale_b, "--scale-b", 8) if args.scale_b else None
-    words = prepare_dot(desc, a, b, c, scale_a, scale_b, metadata)
-    result = compiled_dot(desc)(*words)
+    inputs = prepare_dot(desc, a, b, c, scale_a, scale_b, metadata)
+    result = compiled_dot(desc)(*inputs)
     if args.json:
+        words = inputs[len(inputs) - desc.metadata_words:] if desc.sparse else None
         print(json.dumps({"datapath": desc.name, "descriptor": desc.fields(), "a": a, "b": b,
                           "c": c, "scale_a": scale_a, "scale_b": scale_b,
-                          "sparse_metadata": metadata, "expected": result,
+                          "sparse_metadata": words, "expected": result,
                           "expected_hex": hex_word(result, desc.d_type),
                           "source": "tcspec specification"}))
         return 0
@@ -324,7 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--c", default="0x0", help="hex C word (default +0)")
     p.add_argument("--scale-a", help="comma-separated hex scale bytes for A")
     p.add_argument("--scale-b", help="comma-separated hex scale bytes for B")
-    p.add_argument("--metadata", help="hex sparse metadata word(s); makes the datapath sparse")
+    p.add_argument("--metadata", help="hex sparse metadata word(s); makes the datapath sparse "
+                   "(one word is reused for every group of 8 chunks)")
     p.add_argument("--json", action="store_true", help="print a vector line")
     p.set_defaults(func=cmd_eval)
 

@@ -143,3 +143,14 @@ def test_module_entry_point_exits_with_status():
                            "--a", "nothex", "--b", EIGHT_ONES], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.startswith("tcspec: error: --a[0]: 'nothex' is not a hex word")
+
+
+def test_installed_console_script():
+    """`tcspec` on PATH (after `pip install`) runs the same main()."""
+    import shutil
+
+    script = shutil.which("tcspec")
+    if script is None:
+        pytest.skip("tcspec is not installed on PATH")
+    proc = subprocess.run([script, "list", "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0 and json.loads(proc.stdout)

@@ -8,6 +8,8 @@ logical K with disabled lanes zeroed.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -175,3 +177,14 @@ def test_cli_metadata_option(capsys):
     assert main(["eval", "--datapath", "sparse-tf32", "--a", ones, "--b", ones,
                  "--metadata", "0x44444443"]) == 2
     assert "illegal selector 0x3" in capsys.readouterr().err
+
+
+def test_cli_json_line_spells_out_every_metadata_word(capsys, tmp_path):
+    lanes = ",".join(["0x2"] * 128)
+    assert main(["eval", "--datapath", "sparse-nvfp4", "--a", lanes, "--b", lanes,
+                 "--metadata", "0x44444444", "--json"]) == 0
+    line = capsys.readouterr().out
+    assert json.loads(line)["sparse_metadata"] == [0x44444444, 0x44444444]
+    path = tmp_path / "sparse.jsonl"
+    path.write_text(line)
+    assert main(["check", str(path)]) == 0
