@@ -1,5 +1,19 @@
-"""Executable lowerings and the public reference API (``mma_dot``, ``mma``, ``evaluate``)."""
+"""Executable lowerings and the public reference API (``mma_dot``, ``mma``, ``evaluate``).
 
-from ref.api import evaluate, mma, mma_dot
+The API is loaded on first use, so the backends in this package (which the
+solver lowerings import) stay free of import cycles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["evaluate", "mma", "mma_dot"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from ref import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'ref' has no attribute {name!r}")

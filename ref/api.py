@@ -1,9 +1,10 @@
 """The public reference API: ``mma_dot``, ``mma`` and ``evaluate``.
 
 All three check their inputs on the host (raw words are ints in
-``[0, 2^32)``, scale bytes in ``[0, 256)``, K matches the datapath) and then
-run the one specification of :mod:`spec.catalog`: ``mma_dot`` on the scalar
-backend, ``mma`` and ``evaluate`` on the NumPy batch backend.
+``[0, 2^32)``, scale bytes in ``[0, 256)``, K matches the datapath, sparse
+selectors are legal) and then run the one specification of
+:mod:`spec.catalog`: ``mma_dot`` on the compiled scalar lowering, ``mma``
+and ``evaluate`` on the NumPy batch backend.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ref.batch import NUMPY
+from ref.compiled import compiled_dot
 from ref.scalar import SCALAR
-from spec.catalog import DotInputs, build_dot, descriptor_of, input_layout, inputs_from
+from spec.catalog import build_dot, descriptor_of, input_layout, inputs_from
 from spec.descriptor import Descriptor, resolve
 from spec.sparse import LEGAL_SELECTORS, chunk_selectors, selector_is_legal
 
@@ -139,12 +141,13 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
     """One output word ``D = C + sum(A[k] * B[k])`` from raw words (SEMANTICS.md section 6).
 
     The keyword fields are the descriptor; ``sparse_metadata`` makes it the
-    sparse sibling (A and B then hold the full logical K).
+    sparse sibling (A and B then hold the full logical K). Runs the compiled
+    scalar lowering (built once per datapath on first use).
     """
     desc = resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec,
                    sparse=sparse_metadata is not None)
     words = prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata)
-    return run_scalar(desc, words)
+    return compiled_dot(desc)(*words)
 
 
 def _array(values: Any, what: str, bits: int, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -275,9 +278,3 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
                  scale_b=lane_scales_b, sparse_metadata=metadata).reshape(m, n)
     return d if as_numpy else d.tolist()
 
-
-def dot_inputs_scalar(desc: Descriptor, words: Sequence[int]) -> DotInputs:
-    """Scalar-backend :class:`DotInputs` for checked words (used by tools and tests)."""
-    layout = input_layout(desc)
-    values = [SCALAR.const(w, spec.width) for spec, w in zip(layout, words, strict=True)]
-    return inputs_from(layout, values)

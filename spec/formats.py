@@ -67,10 +67,6 @@ class FloatFormat:
         """Exponent of the smallest normal binade (``1 - bias``)."""
         return 1 - self.bias
 
-    @property
-    def emax(self) -> int:
-        return self.max_raw
-
 
 @dataclass(frozen=True)
 class IntFormat:
