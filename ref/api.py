@@ -257,7 +257,8 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
     if k != k_b:
         raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
     if k != desc.k:
-        raise ValueError(f"{desc.name} takes K={desc.k}, got A {m} x {k} and B {k_b} x {n}")
+        raise ValueError(f"{desc.name} takes K={desc.k}, got A {m} x {k} and B {k_b} x {n} "
+                         "(one instruction; for a longer K, chain calls with D as the next C)")
     c_arr = np.zeros((m, n), dtype=np.uint64) if c is None else _array(c, "C", 32, (m, n))
     rows_a = np.repeat(a_arr, n, axis=0)
     rows_b = np.tile(b_arr.T, (m, 1))
