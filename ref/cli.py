@@ -264,6 +264,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         except (OSError, EOFError) as exc:
             raise UsageError(f"cannot read {name}: {exc}") from None
         print(f"== {name}")
+        if not report.total.cases and not report.bad_lines:
+            print(f"no vector lines in {name}")
+            status = status or EXIT_USAGE
+            continue
         _print_report(report, name)
         if report.mismatches:
             status = EXIT_MISMATCH

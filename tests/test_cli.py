@@ -154,3 +154,14 @@ def test_installed_console_script():
         pytest.skip("tcspec is not installed on PATH")
     proc = subprocess.run([script, "list", "--json"], capture_output=True, text=True)
     assert proc.returncode == 0 and json.loads(proc.stdout)
+
+
+def test_check_empty_and_corrupt_files_exit_2(capsys, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    code, out, _ = run(capsys, "check", str(empty))
+    assert code == 2 and "no vector lines" in out
+    corrupt = tmp_path / "corrupt.jsonl.gz"
+    corrupt.write_bytes(b"this is not gzip")
+    code, out, _ = run(capsys, "check", str(corrupt))
+    assert code == 2 and "unreadable" in out
