@@ -1,4 +1,4 @@
-"""The ``tcspec`` command: list, eval, validate, check, smtlib, bench, tour.
+"""The ``tcspec`` command: list, eval, validate, check, smtlib, conform, bench, tour.
 
 Bad input (a non-hex word, wrong K, an unknown format or datapath, a missing
 file) prints one line ``tcspec: error: ...`` naming the problem and exits
@@ -299,6 +299,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_conform(args: argparse.Namespace) -> int:
+    from ref.conformance import run_conformance
+    from spec.catalog import CATALOG, lookup
+
+    names = [lookup(n).name for n in args.datapath] if args.datapath else list(CATALOG)
+    if args.cases < 0:
+        raise UsageError(f"--cases must be at least 0, got {args.cases}")
+    good = run_conformance(names, args.cases, args.seed, args.reference,
+                           lambda line: print(line, flush=True))
+    return 0 if good else EXIT_MISMATCH
+
+
 def cmd_tour(args: argparse.Namespace) -> int:
     from ref.tour import tour
 
@@ -357,6 +369,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scalar-seconds", type=float, default=1.0,
                    help="time budget per scalar measurement")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("conform", help="every lowering on the same inputs (one-source check)")
+    p.add_argument("--datapath", action="append", help="repeatable; default: every datapath")
+    p.add_argument("--cases", type=int, default=200, help="random cases per datapath")
+    p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--reference", action="store_true",
+                   help="also run every reference vector through every lowering")
+    p.set_defaults(func=cmd_conform)
 
     p = sub.add_parser("tour", help="a short guided tour of the arithmetic")
     p.set_defaults(func=cmd_tour)

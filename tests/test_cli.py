@@ -165,3 +165,15 @@ def test_check_empty_and_corrupt_files_exit_2(capsys, tmp_path):
     corrupt.write_bytes(b"this is not gzip")
     code, out, _ = run(capsys, "check", str(corrupt))
     assert code == 2 and "unreadable" in out
+
+
+def test_conform_runs_every_lowering_and_reports_disagreement(capsys, monkeypatch):
+    code, out, _ = run(capsys, "conform", "--datapath", "tf32", "--cases", "3")
+    assert code == 0 and "dense-tf32" in out and "agree" in out
+    import ref.conformance as conformance
+
+    broken = dict(conformance.LOWERINGS)
+    broken["numpy"] = lambda desc, cases: [w ^ 1 for w in conformance.numpy_batch(desc, cases)]
+    monkeypatch.setattr(conformance, "LOWERINGS", broken)
+    code, out, _ = run(capsys, "conform", "--datapath", "i8-s8-s8-wrap", "--cases", "2")
+    assert code == 1 and "DISAGREE" in out and "numpy=0x" in out

@@ -18,20 +18,19 @@ from hypothesis import HealthCheck, given, settings
 from ref.api import prepare_dot
 from ref.vectorfiles import REFERENCE_DIR
 from spec.catalog import CATALOG
-from tests.lowerings import LOWERINGS, SPECIFIED
+from tests.lowerings import LOWERINGS, SPECIFIED, compare
 from tests.strategies import CATEGORIES, dot_words
 
 SAMPLE_EXAMPLES = 4
-FULL_EXAMPLES = 150
+FULL_EXAMPLES = 40
 SAMPLE_REFERENCE_LINES = 3
 
 
 def _agree(desc, cases):
-    results = {name: lower(desc, cases) for name, lower in LOWERINGS.items()}
-    reference = results.pop("scalar")
-    for name, got in results.items():
-        assert got == reference, f"{name} disagrees with scalar on {desc.name}: {cases}"
-    return reference
+    comparison = compare(desc, cases)
+    assert set(comparison.results) == set(LOWERINGS)
+    assert comparison.disagreements() == [], f"lowerings disagree on {desc.name}: {cases}"
+    return comparison.reference
 
 
 def _matrix(name: str, category: str, examples: int) -> None:

@@ -1,0 +1,139 @@
+"""One-source conformance: every lowering of the specification on the same inputs.
+
+The lowerings are the interpreted scalar backend, the compiled scalar
+lowering, the NumPy batch backend, the Z3 formula evaluated on the inputs,
+and the SMT-LIB2 text re-parsed by Z3 and evaluated. ``tcspec conform`` and
+the test suite both run them through :func:`compare`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ref.api import run_batch, run_scalar
+from ref.compiled import compiled_dot
+from smt.formula import reparsed_z3, z3_formula
+from spec.descriptor import Descriptor
+
+Cases = Sequence[Sequence[int]]
+
+
+def scalar(desc: Descriptor, cases: Cases) -> list[int]:
+    return [run_scalar(desc, words) for words in cases]
+
+
+def compiled(desc: Descriptor, cases: Cases) -> list[int]:
+    dot = compiled_dot(desc)
+    return [dot(*words) for words in cases]
+
+
+def numpy_batch(desc: Descriptor, cases: Cases) -> list[int]:
+    matrix = np.array(cases, dtype=np.uint64).reshape(len(cases), -1)
+    return run_batch(desc, [matrix[:, i] for i in range(matrix.shape[1])], len(cases)).tolist()
+
+
+def z3_evaluated(desc: Descriptor, cases: Cases) -> list[int]:
+    formula = z3_formula(desc)
+    return [formula.evaluate(words) for words in cases]
+
+
+def smtlib_reparsed(desc: Descriptor, cases: Cases) -> list[int]:
+    formula = reparsed_z3(desc)
+    return [formula.evaluate(words) for words in cases]
+
+
+LOWERINGS: dict[str, Callable[[Descriptor, Cases], list[int]]] = {
+    "scalar": scalar,
+    "compiled": compiled,
+    "numpy": numpy_batch,
+    "z3": z3_evaluated,
+    "smtlib": smtlib_reparsed,
+}
+"""Every lowering, by name; the first is the reference the others are compared with."""
+
+
+@dataclass
+class Comparison:
+    """The words each lowering returned for the same cases, and where they differ."""
+
+    results: dict[str, list[int]]
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def reference(self) -> list[int]:
+        return self.results["scalar"]
+
+    def disagreements(self) -> list[tuple[int, dict[str, int]]]:
+        """``(case index, {lowering: word})`` for every case where lowerings differ."""
+        out = []
+        for i, want in enumerate(self.reference):
+            words = {name: got[i] for name, got in self.results.items()}
+            if any(w != want for w in words.values()):
+                out.append((i, words))
+        return out
+
+
+def compare(desc: Descriptor, cases: Cases) -> Comparison:
+    """Run every lowering on ``cases`` (checked input words in ``input_layout`` order)."""
+    results, seconds = {}, {}
+    for name, lower in LOWERINGS.items():
+        start = time.perf_counter()
+        results[name] = lower(desc, cases)
+        seconds[name] = time.perf_counter() - start
+    return Comparison(results, seconds)
+
+
+def random_cases(desc: Descriptor, count: int, seed: int) -> list[list[int]]:
+    """``count`` random raw input word lists (legal metadata), reproducible from ``seed``."""
+    from ref.bench import random_columns
+
+    columns = random_columns(desc, count, seed)
+    return [[int(col[i]) for col in columns] for i in range(count)]
+
+
+def reference_cases(desc: Descriptor) -> tuple[list[list[int]], list[int]]:
+    """The vendored reference vectors of ``desc`` (empty when it has no file)."""
+    from ref.vectorfiles import REFERENCE_DIR, Record, read_vectors
+
+    path = REFERENCE_DIR / f"{desc.name}.jsonl.gz"
+    if not path.exists():
+        return [], []
+    records = [r for r in read_vectors(path) if isinstance(r, Record)]
+    return [r.words for r in records], [r.expected for r in records]
+
+
+def run_conformance(names: Sequence[str], count: int, seed: int, reference: bool,
+                    emit: Callable[[str], None]) -> bool:
+    """Compare every lowering on random (and reference) cases; ``emit`` each result line.
+
+    Returns whether every lowering agreed everywhere (and matched the vectors).
+    """
+    from spec.catalog import lookup
+
+    emit(f"{'datapath':28} {'random':>6} {'vectors':>7}  {'verdict':10} seconds per lowering "
+         f"({', '.join(LOWERINGS)})")
+    all_good = True
+    for name in names:
+        desc = lookup(name).descriptor
+        cases = random_cases(desc, count, seed)
+        vectors, expected = reference_cases(desc) if reference else ([], [])
+        comparison = compare(desc, cases + vectors)
+        problems = comparison.disagreements()
+        wrong = [i for i, want in enumerate(expected)
+                 if comparison.reference[len(cases) + i] != want]
+        good = not problems and not wrong
+        all_good &= good
+        times = " ".join(f"{comparison.seconds[n]:.2f}" for n in LOWERINGS)
+        emit(f"{desc.name:28} {len(cases):>6} {len(vectors):>7}  "
+             f"{'agree' if good else 'DISAGREE':10} {times}")
+        for index, words in problems[:3]:
+            shown = ", ".join(f"{n}=0x{w:X}" for n, w in words.items())
+            emit(f"    case {index}: {shown}; inputs {[hex(w) for w in (cases + vectors)[index]]}")
+        for i in wrong[:3]:
+            emit(f"    reference vector {i + 1}: expected 0x{expected[i]:X}, "
+                 f"got 0x{comparison.reference[len(cases) + i]:X}")
+    return all_good
