@@ -1,4 +1,4 @@
-"""The SMT-LIB2 script of a datapath is read by z3 and bitwuzla, and the traced DAG by pysmt.
+"""The SMT-LIB2 script of a datapath is read by z3, bitwuzla and cvc5, and the DAG by pysmt.
 
 Each solver is given a frozen B200 instance: with the inputs fixed, the
 defined output must equal the hardware word (sat) and cannot differ (unsat).
@@ -81,3 +81,19 @@ def test_script_is_self_contained_and_shares_subterms():
     assert "(define-fun d () (_ BitVec 32)" in text
     assert "(let (" in text
     assert text.startswith("; tcspec datapath dense-tf32")
+
+
+@pytest.mark.parametrize("name", INSTANCES[:3])
+def test_cvc5_reads_the_script_and_agrees_with_b200(name):
+    cvc5 = pytest.importorskip("cvc5")
+    record = frozen_record(name)
+    for relation, want in (("=", "sat"), ("distinct", "unsat")):
+        tm = cvc5.TermManager()
+        solver = cvc5.Solver(tm)
+        symbols = cvc5.SymbolManager(tm)
+        parser = cvc5.InputParser(solver, symbols)
+        parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, _pinned(record, relation), name)
+        answers = []
+        while not (command := parser.nextCommand()).isNull():
+            answers.append(command.invoke(solver, symbols).strip())
+        assert [a for a in answers if a] == [want]
