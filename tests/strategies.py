@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ref.api import UNIT_SCALE
 from spec.catalog import input_layout
 from spec.descriptor import Descriptor
 from spec.formats import FORMATS, FloatFormat, IntFormat
+from spec.sparse import LEGAL_SELECTORS
 
 CATEGORIES = ("raw", "finite", "edge")
 
@@ -93,7 +95,6 @@ def s32_words(category: str) -> st.SearchStrategy[int]:
     return st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7FFFFF00, 0x80000100])
 
 
-UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
 SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F}
 
 
@@ -112,13 +113,9 @@ def scale_bytes(name: str, category: str) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(pool), finite)
 
 
-LEGAL = {"one": (0x4, 0xE), "two": (0x4, 0x8, 0xC, 0x9, 0xD, 0x6, 0xE)}
-LEGAL["pairs"] = LEGAL["two"]
-
-
 def metadata_words(rule: str) -> st.SearchStrategy[int]:
     """A 32-bit metadata word of eight legal selectors (SEMANTICS.md section 5)."""
-    return st.lists(st.sampled_from(LEGAL[rule]), min_size=8, max_size=8).map(
+    return st.lists(st.sampled_from(LEGAL_SELECTORS[rule]), min_size=8, max_size=8).map(
         lambda nibbles: sum(s << (4 * i) for i, s in enumerate(nibbles)))
 
 
