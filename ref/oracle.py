@@ -186,6 +186,13 @@ BLOCK_FAMILIES = {
 }
 
 
+def block_family(kind: str, scaling: str) -> str:
+    """The :data:`BLOCK_FAMILIES` row of an instruction kind and scale format."""
+    if scaling == "ue4m3":
+        return "nvfp4"
+    return "mxf8f6f4" if kind == "mxf8f6f4" else "mxf4"
+
+
 def decode_scale(scaling: str, byte: int) -> tuple[Value, int]:
     """``(value, raw)`` of a UE8M0 or UE4M3 scale byte."""
     if scaling == "ue8m0":

@@ -34,12 +34,6 @@ BLOCK_DATAPATHS = [n for n, e in CATALOG.items()
                    if e.descriptor.family == "block" and not e.descriptor.sparse]
 
 
-def oracle_family(desc) -> str:
-    if desc.scaling == "ue4m3":
-        return "nvfp4"
-    return "mxf8f6f4" if desc.kind == "mxf8f6f4" else "mxf4"
-
-
 def split_words(desc, words):
     k, s = desc.k, desc.scale_count
     return words[:k], words[k:2 * k], words[2 * k], words[2 * k + 1:2 * k + 1 + s], \
@@ -59,7 +53,8 @@ def test_specification_agrees_with_the_rational_oracle(name, category):
         a, b, c, sa, sb = split_words(desc, words)
         want = oracle.block_model(a, b, c, sa, sb, a_format=desc.a_format,
                                   b_format=desc.b_format, scaling=desc.scaling,
-                                  family=oracle_family(desc), block=desc.scale_block)
+                                  family=oracle.block_family(desc.kind, desc.scaling),
+                                  block=desc.scale_block)
         assert dot(*words) == want
 
     check()

@@ -74,8 +74,7 @@ def test_sparse_is_the_dense_arithmetic_on_the_selected_operands(name, category)
             assert oracle.window_model(zeroed_a, zeroed_b, c, a_format=desc.a_format,
                                        clamp=clamp) == want
         else:
-            family = ("nvfp4" if desc.scaling == "ue4m3" else
-                      "mxf8f6f4" if desc.kind == "mxf8f6f4" else "mxf4")
+            family = oracle.block_family(desc.kind, desc.scaling)
             want = oracle.block_model(a_active, b_active, c, scale_a, scale_b,
                                       a_format=desc.a_format, scaling=desc.scaling,
                                       family=family, block=desc.scale_block)
