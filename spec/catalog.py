@@ -156,6 +156,21 @@ def metadata_legal(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Bool:
     return metadata_legality(ops, rule, inputs.metadata, desc.k // size)
 
 
+def compact_sparse(ops: Ops, desc: Descriptor, inputs: DotInputs
+                   ) -> tuple[Descriptor, DotInputs]:
+    """A sparse datapath's dense sibling and its active operands (SEMANTICS.md section 5).
+
+    The metadata selects the active lanes of A and B, compacted in logical
+    order; C and the scales pass through.
+    """
+    size, rule = desc.sparse_chunk  # type: ignore[misc]
+    selectors = chunk_selectors(ops, inputs.metadata, desc.k // size)
+    dense = dataclasses.replace(desc, sparse=False)
+    return dense, DotInputs(select_active(ops, rule, inputs.a, selectors),
+                            select_active(ops, rule, inputs.b, selectors), inputs.c,
+                            inputs.scale_a, inputs.scale_b)
+
+
 def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
     """The result word of ``desc``'s datapath on ``inputs``: the single source.
 
@@ -168,13 +183,7 @@ def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
         raise ValueError(f"{desc.name} takes K={desc.k}, got {len(inputs.a)} A and "
                          f"{len(inputs.b)} B lanes")
     if desc.sparse:
-        size, rule = desc.sparse_chunk  # type: ignore[misc]
-        selectors = chunk_selectors(ops, inputs.metadata, desc.k // size)
-        dense = dataclasses.replace(desc, sparse=False)
-        active = DotInputs(select_active(ops, rule, inputs.a, selectors),
-                           select_active(ops, rule, inputs.b, selectors), inputs.c,
-                           inputs.scale_a, inputs.scale_b)
-        return build_dot(ops, dense, active)
+        return build_dot(ops, *compact_sparse(ops, desc, inputs))
     if desc.family == "integer":
         fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
         assert isinstance(fa, IntFormat) and isinstance(fb, IntFormat)

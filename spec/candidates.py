@@ -1,0 +1,117 @@
+"""Candidate models of tcgen05 arithmetic, for probes (SEMANTICS.md section 7).
+
+Every candidate is a model of one dot product written over the same ``ops``
+as the hardware model, so it runs on every backend and lowers to the solver.
+Most are parameter values of the landed definitions (``window_dot``'s
+``window`` and ``clamp``, :class:`spec.blockscaled.BlockRules`); the rest
+are small modules of their own. ``hardware`` is the model of SEMANTICS.md
+sections 2-5 on every datapath (``window`` is its alias on the unscaled ones).
+
+A candidate is defined on dense datapaths; on a sparse datapath it runs on
+the active operands that the metadata selects (section 5), like the
+hardware model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spec.bitvec import BV, Ops
+from spec.catalog import DotInputs, build_dot, compact_sparse
+from spec.descriptor import Descriptor
+from spec.formats import FORMATS, FloatFormat
+from spec.window import WINDOW_BITS, default_clamp, window_dot
+
+DenseModel = Callable[[Ops, Descriptor, DotInputs], BV]
+"""A model of a dense datapath: ``(ops, dense descriptor, inputs) -> result word``."""
+
+HARDWARE = "hardware"
+ALIASES = {"window": HARDWARE}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A named model: where it applies (section 7's table) and its dense definition."""
+
+    name: str
+    summary: str
+    applies_to: str
+    applies: Callable[[Descriptor], bool]
+    dense: DenseModel
+
+
+def is_unscaled_float(desc: Descriptor) -> bool:
+    """tf32, bf16, f16, the f8f6f4 formats and their mixed pairs (F32 or F16 D)."""
+    return desc.family == "window"
+
+
+def is_tf32_or_bf16(desc: Descriptor) -> bool:
+    return desc.family == "window" and desc.a_format in ("tf32", "bf16")
+
+
+def _float_formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:
+    fa, fb, fd = FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.d_type]
+    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
+    assert isinstance(fd, FloatFormat)
+    return fa, fb, fd
+
+
+def window_model(window: int = WINDOW_BITS, clamped: bool = True) -> DenseModel:
+    """Section 2 with ``window`` fraction bits, with or without the -133 clamp."""
+
+    def dense(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+        fa, fb, fd = _float_formats(desc)
+        clamp = default_clamp(fa, fb) if clamped else None
+        return window_dot(ops, fa, fb, fd, inputs.a, inputs.b, inputs.c, window=window,
+                          clamp=clamp)
+
+    return dense
+
+
+def _everywhere(desc: Descriptor) -> bool:
+    return True
+
+
+CANDIDATES: dict[str, Candidate] = {}
+
+
+def register(candidate: Candidate) -> Candidate:
+    CANDIDATES[candidate.name] = candidate
+    return candidate
+
+
+register(Candidate(HARDWARE, "the B200 model of SEMANTICS.md sections 2-5", "every datapath",
+                   _everywhere, build_dot))
+for _width in (23, 24, 26, 27):
+    register(Candidate(f"window-{_width}", f"section 2 with {_width} window fraction bits",
+                       "unscaled float datapaths", is_unscaled_float, window_model(_width)))
+register(Candidate("window-no-clamp", "section 2 without the -133 clamp of R",
+                   "tf32 and bf16 datapaths", is_tf32_or_bf16, window_model(clamped=False)))
+
+
+def candidate_names(desc: Descriptor | None = None) -> list[str]:
+    """Every candidate name, or those that apply to ``desc``."""
+    return [name for name, c in CANDIDATES.items() if desc is None or c.applies(desc)]
+
+
+def get_candidate(name: str, desc: Descriptor) -> Candidate:
+    """The candidate called ``name`` (or an alias), checked to apply to ``desc``."""
+    key = ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in CANDIDATES:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(CANDIDATES)}")
+    candidate = CANDIDATES[key]
+    if not candidate.applies(desc):
+        raise ValueError(f"model {key!r} does not apply to {desc.name} "
+                         f"(it applies to {candidate.applies_to})")
+    return candidate
+
+
+def build_model(ops: Ops, name: str, desc: Descriptor, inputs: DotInputs) -> BV:
+    """The result word of model ``name`` on ``desc``'s inputs (sparse: on the active lanes)."""
+    candidate = get_candidate(name, desc)
+    if candidate.name == HARDWARE:
+        return build_dot(ops, desc, inputs)
+    if desc.sparse:
+        desc, inputs = compact_sparse(ops, desc, inputs)
+    return candidate.dense(ops, desc, inputs)
