@@ -79,7 +79,7 @@ def query_script(assertions: Sequence[Node], variables: Sequence[Node] = ()) -> 
 
 def check_sat(assertions: Sequence[Node], variables: Sequence[Node] = (), *,
               solver: str = DEFAULT_SOLVER, timeout: float = DEFAULT_TIMEOUT) -> SolveResult:
-    """Is the conjunction of ``assertions`` satisfiable? Decided by ``solver`` within ``timeout``."""
+    """Is the conjunction of ``assertions`` satisfiable? ``solver`` decides within ``timeout``."""
     return run_script(query_script(assertions, variables), solver=solver, timeout=timeout)
 
 
