@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from spec.bitvec import BV, Ops
 from spec.catalog import DotInputs, build_dot, compact_sparse
 from spec.descriptor import Descriptor
+from spec.exact import exact_dot
 from spec.formats import FORMATS, FloatFormat
 from spec.window import WINDOW_BITS, default_clamp, window_dot
 
@@ -69,6 +70,16 @@ def window_model(window: int = WINDOW_BITS, clamped: bool = True) -> DenseModel:
     return dense
 
 
+def exact_model(rounding: str) -> DenseModel:
+    """C and every product summed exactly, rounded once to D with ``rounding`` (section 7)."""
+
+    def dense(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+        fa, fb, fd = _float_formats(desc)
+        return exact_dot(ops, fa, fb, fd, inputs.a, inputs.b, inputs.c, rounding=rounding)
+
+    return dense
+
+
 def _everywhere(desc: Descriptor) -> bool:
     return True
 
@@ -83,6 +94,10 @@ def register(candidate: Candidate) -> Candidate:
 
 register(Candidate(HARDWARE, "the B200 model of SEMANTICS.md sections 2-5", "every datapath",
                    _everywhere, build_dot))
+register(Candidate("exact-rne", "C + every product summed exactly, rounded once (RNE)",
+                   "unscaled float datapaths", is_unscaled_float, exact_model("rne")))
+register(Candidate("exact-rz", "C + every product summed exactly, truncated once (RZ)",
+                   "unscaled float datapaths", is_unscaled_float, exact_model("rz")))
 for _width in (23, 24, 26, 27):
     register(Candidate(f"window-{_width}", f"section 2 with {_width} window fraction bits",
                        "unscaled float datapaths", is_unscaled_float, window_model(_width)))

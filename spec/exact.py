@@ -1,0 +1,103 @@
+"""Exact fixed-point sums of untruncated products, and their correctly rounded words.
+
+The candidate models ``exact-rne`` and ``exact-rz`` (SEMANTICS.md section 7)
+sum C and every product exactly and round once. Here the exact sum is a
+signed integer in units of a static ``2^lsb``: the smallest value exponent
+any product or C of the formats can have, so every term is an exact left
+shift. The register is wide enough for every input word, Inf and NaN
+patterns included (their value is irrelevant but cannot wrap); for tf32 it
+is 533 bits. No window or truncation takes part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from spec.accumulate import exact_product
+from spec.bitvec import BV, Ops
+from spec.convert import encode_float
+from spec.formats import EXP_WIDTH, FloatFormat, Term, decode_float
+from spec.specials import apply_specials, classify_specials
+
+
+@dataclass(frozen=True)
+class ExactSum:
+    """The exact value ``value * 2^lsb``: ``value`` a signed (two's-complement) BV."""
+
+    value: BV
+    lsb: int
+
+
+@dataclass(frozen=True)
+class TermRange:
+    """Static bounds of a term's value exponent ``raw - frac_offset`` and magnitude width."""
+
+    min_exponent: int
+    max_exponent: int
+    mag_width: int
+
+    @property
+    def top(self) -> int:
+        """The value is below ``2^top``."""
+        return self.max_exponent + self.mag_width
+
+
+def raw_ceiling(fmt: FloatFormat) -> int:
+    """The largest raw exponent a word of ``fmt`` decodes to (Inf/NaN patterns included)."""
+    return fmt.exp_max_field - fmt.bias
+
+
+def product_range(a_format: FloatFormat, b_format: FloatFormat) -> TermRange:
+    offset = a_format.frac_bits + b_format.frac_bits
+    return TermRange(a_format.min_raw + b_format.min_raw - offset,
+                     raw_ceiling(a_format) + raw_ceiling(b_format) - offset,
+                     a_format.sig_bits + b_format.sig_bits)
+
+
+def operand_range(fmt: FloatFormat) -> TermRange:
+    return TermRange(fmt.min_raw - fmt.frac_bits, raw_ceiling(fmt) - fmt.frac_bits, fmt.sig_bits)
+
+
+def place_exactly(ops: Ops, terms: Sequence[Term], ranges: Sequence[TermRange]) -> ExactSum:
+    """The exact sum of ``terms`` (each within its static range), in units of the lowest LSB."""
+    lsb = min(r.min_exponent for r in ranges)
+    width = max(r.top for r in ranges) - lsb + max(1, (len(terms) - 1).bit_length()) + 1
+    signed = []
+    for term in terms:
+        shift = ops.sub(ops.sub(term.raw, term.frac_offset), ops.const(lsb, EXP_WIDTH))
+        placed = ops.shl(ops.zext(term.mag, width), shift)
+        signed.append(ops.ite(term.negative, ops.neg(placed), placed))
+    return ExactSum(ops.sum(signed), lsb)
+
+
+def exact_fixed_point(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
+                      d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV
+                      ) -> ExactSum:
+    """``C + sum(A[k] * B[k])`` exactly, from the raw words (section 7; specials ignored)."""
+    lanes = [(decode_float(ops, a_format, x).term, decode_float(ops, b_format, y).term)
+             for x, y in zip(a, b, strict=True)]
+    terms = [exact_product(ops, x, y) for x, y in lanes]
+    terms.append(decode_float(ops, d_format, c).term)
+    ranges = [product_range(a_format, b_format)] * len(lanes) + [operand_range(d_format)]
+    return place_exactly(ops, terms, ranges)
+
+
+def round_exact(ops: Ops, total: ExactSum, fmt: FloatFormat, rounding: str) -> BV:
+    """``total`` rounded once to ``fmt`` (``"rne"`` or ``"rz"``): overflow gives the signed
+    infinity, a zero result ``+0`` (section 7)."""
+    return encode_float(ops, total.value, ops.const(total.lsb, EXP_WIDTH), fmt, rounding)
+
+
+def exact_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format: FloatFormat,
+              a: Sequence[BV], b: Sequence[BV], c: BV, *, rounding: str) -> BV:
+    """Candidates ``exact-rne`` / ``exact-rz``: specials as section 2, else one rounding."""
+    lanes_a = [decode_float(ops, a_format, word) for word in a]
+    lanes_b = [decode_float(ops, b_format, word) for word in b]
+    acc = decode_float(ops, d_format, c)
+    specials = classify_specials(ops, list(zip(lanes_a, lanes_b, strict=True)), acc)
+    terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
+    terms.append(acc.term)
+    ranges = [product_range(a_format, b_format)] * len(a) + [operand_range(d_format)]
+    finite = round_exact(ops, place_exactly(ops, terms, ranges), d_format, rounding)
+    return apply_specials(ops, specials, finite, d_format)
