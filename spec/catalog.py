@@ -118,14 +118,45 @@ class InputSpec:
     index: int
 
 
-def input_layout(desc: Descriptor) -> list[InputSpec]:
-    """Every input word of ``desc``'s formula: A and B lanes, C, scales, metadata."""
-    specs = [InputSpec(f"a{i}", 32, "a", i) for i in range(desc.k)]
-    specs += [InputSpec(f"b{i}", 32, "b", i) for i in range(desc.k)]
+def check_logical_k(desc: Descriptor, k: int) -> None:
+    """``ValueError`` unless ``k`` lanes split into whole scale blocks and sparse chunks.
+
+    Any K other than ``desc.k`` is a model of the datapath, not the
+    instruction (the spec functions are K-generic).
+    """
+    step = logical_k_step(desc)
+    if k <= 0 or k % step:
+        raise ValueError(f"K={k} is impossible for {desc.name}: the logical K must be a "
+                         f"positive multiple of {step}")
+
+
+def logical_k_step(desc: Descriptor) -> int:
+    """The smallest logical K of ``desc``'s arithmetic: a scale block, a sparse chunk."""
+    step = desc.scale_block or 1
+    if desc.sparse:
+        step *= 2
+        step = max(step, desc.sparse_chunk[0])  # type: ignore[index]
+    return step
+
+
+def input_layout(desc: Descriptor, k: int | None = None) -> list[InputSpec]:
+    """Every input word of ``desc``'s formula: A and B lanes, C, scales, metadata.
+
+    ``k`` (default the instruction's logical K) gives the layout of the same
+    arithmetic on another K: one scale byte per block, one metadata word per
+    8 chunks.
+    """
+    k = desc.k if k is None else k
+    check_logical_k(desc, k)
+    physical = k // 2 if desc.sparse else k
+    scales = physical // desc.scale_block if desc.scaling else 0  # type: ignore[operator]
+    chunks = k // desc.sparse_chunk[0] if desc.sparse else 0  # type: ignore[index]
+    specs = [InputSpec(f"a{i}", 32, "a", i) for i in range(k)]
+    specs += [InputSpec(f"b{i}", 32, "b", i) for i in range(k)]
     specs.append(InputSpec("c", 32, "c", 0))
-    specs += [InputSpec(f"scale_a{i}", 8, "scale_a", i) for i in range(desc.scale_count)]
-    specs += [InputSpec(f"scale_b{i}", 8, "scale_b", i) for i in range(desc.scale_count)]
-    specs += [InputSpec(f"meta{i}", 32, "metadata", i) for i in range(desc.metadata_words)]
+    specs += [InputSpec(f"scale_a{i}", 8, "scale_a", i) for i in range(scales)]
+    specs += [InputSpec(f"scale_b{i}", 8, "scale_b", i) for i in range(scales)]
+    specs += [InputSpec(f"meta{i}", 32, "metadata", i) for i in range(-(-chunks // 8))]
     return specs
 
 
@@ -153,7 +184,7 @@ def metadata_legal(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Bool:
     if not desc.sparse:
         return ops.true()
     size, rule = desc.sparse_chunk  # type: ignore[misc]
-    return metadata_legality(ops, rule, inputs.metadata, desc.k // size)
+    return metadata_legality(ops, rule, inputs.metadata, len(inputs.a) // size)
 
 
 def compact_sparse(ops: Ops, desc: Descriptor, inputs: DotInputs
@@ -164,26 +195,30 @@ def compact_sparse(ops: Ops, desc: Descriptor, inputs: DotInputs
     order; C and the scales pass through.
     """
     size, rule = desc.sparse_chunk  # type: ignore[misc]
-    selectors = chunk_selectors(ops, inputs.metadata, desc.k // size)
+    selectors = chunk_selectors(ops, inputs.metadata, len(inputs.a) // size)
     dense = dataclasses.replace(desc, sparse=False)
     return dense, DotInputs(select_active(ops, rule, inputs.a, selectors),
                             select_active(ops, rule, inputs.b, selectors), inputs.c,
                             inputs.scale_a, inputs.scale_b)
 
 
-def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs, *, any_k: bool = False) -> BV:
     """The result word of ``desc``'s datapath on ``inputs``: the single source.
 
     A sparse datapath selects its active operands from the logical-K lanes
-    (SEMANTICS.md section 5) and runs its dense sibling on them.
+    (SEMANTICS.md section 5) and runs its dense sibling on them. With
+    ``any_k`` the same arithmetic runs on any logical K that
+    :func:`check_logical_k` accepts (a model of the datapath).
     """
     if not is_specified(desc):
         raise NotImplementedError(f"datapath {desc.name} is not yet specified")
-    if len(inputs.a) != desc.k or len(inputs.b) != desc.k:
+    if len(inputs.b) != len(inputs.a) or (len(inputs.a) != desc.k and not any_k):
         raise ValueError(f"{desc.name} takes K={desc.k}, got {len(inputs.a)} A and "
                          f"{len(inputs.b)} B lanes")
+    if any_k:
+        check_logical_k(desc, len(inputs.a))
     if desc.sparse:
-        return build_dot(ops, *compact_sparse(ops, desc, inputs))
+        return build_dot(ops, *compact_sparse(ops, desc, inputs), any_k=any_k)
     if desc.family == "integer":
         fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
         assert isinstance(fa, IntFormat) and isinstance(fb, IntFormat)
