@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from spec.accumulate import exact_product
 from spec.bitvec import BV, Ops
 from spec.convert import encode_float
-from spec.formats import EXP_WIDTH, FloatFormat, Term, decode_float
-from spec.specials import apply_specials, classify_specials
+from spec.formats import EXP_WIDTH, Decoded, FloatFormat, Term, decode_float
+from spec.specials import Specials, apply_specials, classify_specials
 
 
 @dataclass(frozen=True)
@@ -71,33 +71,50 @@ def place_exactly(ops: Ops, terms: Sequence[Term], ranges: Sequence[TermRange]) 
     return ExactSum(ops.sum(signed), lsb)
 
 
-def exact_fixed_point(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
-                      d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV
-                      ) -> ExactSum:
-    """``C + sum(A[k] * B[k])`` exactly, from the raw words (section 7; specials ignored)."""
-    lanes = [(decode_float(ops, a_format, x).term, decode_float(ops, b_format, y).term)
-             for x, y in zip(a, b, strict=True)]
-    terms = [exact_product(ops, x, y) for x, y in lanes]
-    terms.append(decode_float(ops, d_format, c).term)
-    ranges = [product_range(a_format, b_format)] * len(lanes) + [operand_range(d_format)]
-    return place_exactly(ops, terms, ranges)
-
-
 def round_exact(ops: Ops, total: ExactSum, fmt: FloatFormat, rounding: str) -> BV:
     """``total`` rounded once to ``fmt`` (``"rne"`` or ``"rz"``): overflow gives the signed
     infinity, a zero result ``+0`` (section 7)."""
     return encode_float(ops, total.value, ops.const(total.lsb, EXP_WIDTH), fmt, rounding)
 
 
-def exact_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format: FloatFormat,
-              a: Sequence[BV], b: Sequence[BV], c: BV, *, rounding: str) -> BV:
-    """Candidates ``exact-rne`` / ``exact-rz``: specials as section 2, else one rounding."""
+@dataclass(frozen=True)
+class Operands:
+    """Decoded A and B lanes, C, and the special-value outcome (section 2, steps 1-2)."""
+
+    a: list[Decoded]
+    b: list[Decoded]
+    c: Decoded
+    specials: Specials
+
+
+def decode_operands(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
+                    d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV) -> Operands:
+    """Decode every A, B and C word and classify the specials, as section 2 does."""
     lanes_a = [decode_float(ops, a_format, word) for word in a]
     lanes_b = [decode_float(ops, b_format, word) for word in b]
     acc = decode_float(ops, d_format, c)
     specials = classify_specials(ops, list(zip(lanes_a, lanes_b, strict=True)), acc)
-    terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
-    terms.append(acc.term)
-    ranges = [product_range(a_format, b_format)] * len(a) + [operand_range(d_format)]
-    finite = round_exact(ops, place_exactly(ops, terms, ranges), d_format, rounding)
-    return apply_specials(ops, specials, finite, d_format)
+    return Operands(lanes_a, lanes_b, acc, specials)
+
+
+def exact_operand_sum(ops: Ops, operands: Operands) -> ExactSum:
+    """``C + sum(A[k] * B[k])`` of decoded operands, exactly (section 7; specials ignored)."""
+    terms = [exact_product(ops, x.term, y.term) for x, y in zip(operands.a, operands.b)]
+    terms.append(operands.c.term)
+    ranges = [product_range(operands.a[0].fmt, operands.b[0].fmt)] * len(operands.a)
+    return place_exactly(ops, terms, [*ranges, operand_range(operands.c.fmt)])
+
+
+def exact_fixed_point(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
+                      d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV
+                      ) -> ExactSum:
+    """``C + sum(A[k] * B[k])`` exactly, from the raw words (section 7; specials ignored)."""
+    return exact_operand_sum(ops, decode_operands(ops, a_format, b_format, d_format, a, b, c))
+
+
+def exact_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format: FloatFormat,
+              a: Sequence[BV], b: Sequence[BV], c: BV, *, rounding: str) -> BV:
+    """Candidates ``exact-rne`` / ``exact-rz``: specials as section 2, else one rounding."""
+    operands = decode_operands(ops, a_format, b_format, d_format, a, b, c)
+    finite = round_exact(ops, exact_operand_sum(ops, operands), d_format, rounding)
+    return apply_specials(ops, operands.specials, finite, d_format)
