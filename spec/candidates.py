@@ -15,13 +15,15 @@ hardware model.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spec.bitvec import BV, Ops
+from spec.blockscaled import NVFP4_RULES, BlockRules, block_scaled_dot
 from spec.catalog import DotInputs, build_dot, compact_sparse
 from spec.descriptor import Descriptor
 from spec.exact import exact_dot
 from spec.formats import FORMATS, FloatFormat
+from spec.twostage import two_stage_dot
 from spec.window import WINDOW_BITS, default_clamp, window_dot
 
 DenseModel = Callable[[Ops, Descriptor, DotInputs], BV]
@@ -80,6 +82,36 @@ def exact_model(rounding: str) -> DenseModel:
     return dense
 
 
+def two_stage_model(product_window: int = WINDOW_BITS, c_window: int = WINDOW_BITS
+                    ) -> DenseModel:
+    """Products through their own window, then that sum and C through a second one."""
+
+    def dense(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+        fa, fb, fd = _float_formats(desc)
+        return two_stage_dot(ops, fa, fb, fd, inputs.a, inputs.b, inputs.c,
+                             product_window=product_window, c_window=c_window)
+
+    return dense
+
+
+def is_ue4m3_nvfp4(desc: Descriptor) -> bool:
+    """NVFP4 arithmetic: dense-nvfp4, dense-mxf4nvf4-4x-ue4m3 and their sparse siblings."""
+    return desc.family == "block" and desc.scaling == "ue4m3"
+
+
+def block_model(rules: BlockRules) -> DenseModel:
+    """Section 4's block-scaled definition with other :class:`BlockRules` values."""
+
+    def dense(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+        fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling])
+        assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
+        assert isinstance(fs, FloatFormat) and desc.scale_block is not None
+        return block_scaled_dot(ops, fa, fb, fs, inputs.a, inputs.b, inputs.c, inputs.scale_a,
+                                inputs.scale_b, block=desc.scale_block, rules=rules)
+
+    return dense
+
+
 def _everywhere(desc: Descriptor) -> bool:
     return True
 
@@ -103,6 +135,15 @@ for _width in (23, 24, 26, 27):
                        "unscaled float datapaths", is_unscaled_float, window_model(_width)))
 register(Candidate("window-no-clamp", "section 2 without the -133 clamp of R",
                    "tf32 and bf16 datapaths", is_tf32_or_bf16, window_model(clamped=False)))
+register(Candidate("two-stage", "products through a 25-bit window, then their sum and C "
+                   "through another (both truncating)", "unscaled float datapaths",
+                   is_unscaled_float, two_stage_model()))
+register(Candidate("nvfp4-per-product", "NVFP4 with products truncated one by one",
+                   "NVFP4 datapaths (UE4M3 scales)", is_ue4m3_nvfp4,
+                   block_model(replace(NVFP4_RULES, product_group=1))))
+register(Candidate("nvfp4-k16", "NVFP4 with exact product groups of 16 instead of 4",
+                   "NVFP4 datapaths (UE4M3 scales)", is_ue4m3_nvfp4,
+                   block_model(replace(NVFP4_RULES, product_group=16))))
 
 
 def candidate_names(desc: Descriptor | None = None) -> list[str]:

@@ -1,0 +1,43 @@
+"""The ``two-stage`` candidate model: products first, then C (SEMANTICS.md section 7).
+
+Stage 1 aligns every product to ``2^(P - product_window)``, ``P`` the largest
+raw over nonzero products, truncating toward zero, and sums the units
+exactly. That sum is a term of raw ``P`` (value ``units * 2^(P -
+product_window)``), nonzero when the units are. Stage 2 aligns it and C to
+``2^(R - c_window)``, ``R`` the larger raw of the two nonzero terms,
+truncating, sums, and converts as section 2.7 (F32 RZ, F16 RNE). The
+definition states its windows in full, so no -133 clamp applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
+from spec.bitvec import BV, Ops
+from spec.convert import encode_float
+from spec.exact import decode_operands
+from spec.formats import FloatFormat, Term, check_exponent_headroom
+from spec.specials import apply_specials
+from spec.window import DESTINATIONS, WINDOW_BITS
+
+
+def two_stage_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
+                  d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV, *,
+                  product_window: int = WINDOW_BITS, c_window: int = WINDOW_BITS) -> BV:
+    """``D = C + sum(A[k] * B[k])`` with a product window, then a product-sum/C window."""
+    check_exponent_headroom([a_format, b_format, d_format], 2, max(product_window, c_window))
+    operands = decode_operands(ops, a_format, b_format, d_format, a, b, c)
+    products = [exact_product(ops, x.term, y.term) for x, y in zip(operands.a, operands.b)]
+    product_top = window_exponent(ops, products)
+    product_q = ops.sub(product_top, product_window)
+    units = exact_sum(ops, [align_to_window(ops, p, product_q, product_window)
+                            for p in products])
+    partial = Term(negative=ops.sign(units), mag=ops.abs_signed(units), raw=product_top,
+                   frac_offset=product_window, nonzero=ops.ne(units, 0))
+    terms = [partial, operands.c.term]
+    top = window_exponent(ops, terms)
+    quantum = ops.sub(top, c_window)
+    total = exact_sum(ops, [align_to_window(ops, t, quantum, c_window) for t in terms])
+    finite = encode_float(ops, total, quantum, d_format, DESTINATIONS[d_format.name])
+    return apply_specials(ops, operands.specials, finite, d_format)
