@@ -15,15 +15,20 @@ from typing import Any
 
 import z3
 
-from smt.smtlib import script
+from smt.smtlib import comments, define_fun, script
 from smt.trace import Node, TraceOps
 from smt.z3_backend import Z3Ops, concrete_value
 from spec.bitvec import BV, Bool
 from spec.catalog import build_dot, input_layout, inputs_from, metadata_legal
 from spec.descriptor import Descriptor
+from spec.provenance import header_lines, semantics_sha256, tcspec_version
 
 OUTPUT_NAME = "d"
 LEGALITY_NAME = "metadata_legal"
+FUNCTION_PREFIX = "tcgen05."
+"""SMT-LIB library functions are named ``tcgen05.`` plus the catalog name."""
+LEGALITY_SUFFIX = ".legal"
+SMTLIB_FORMS = ("library", "script")
 
 
 @dataclass(frozen=True)
@@ -36,19 +41,53 @@ class TracedFormula:
     legal: Node
     node_count: int
 
-    def smtlib(self) -> str:
-        """A self-contained SMT-LIB2 script declaring the inputs and defining ``d``."""
+    @property
+    def function_name(self) -> str:
+        return FUNCTION_PREFIX + self.descriptor.name
+
+    @property
+    def metadata_inputs(self) -> tuple[Node, ...]:
+        """The metadata word inputs: the parameters of the legality predicate."""
+        layout = input_layout(self.descriptor)
+        return tuple(node for spec, node in zip(layout, self.inputs) if spec.role == "metadata")
+
+    def smtlib(self, form: str = "script") -> str:
+        """SMT-LIB2 text of the datapath, in one of two forms sharing one printer.
+
+        ``script``: a self-contained script declaring the inputs as constants
+        and defining ``d`` (and ``metadata_legal`` for sparse datapaths).
+        ``library``: ``(define-fun tcgen05.<name> (inputs in layout order) D)``,
+        plus ``tcgen05.<name>.legal`` over the metadata words for sparse ones.
+        """
         desc = self.descriptor
-        header = [f"tcspec datapath {desc.name}: {desc.fields()}",
-                  f"inputs: A and B words a0..a{desc.k - 1}, b0..b{desc.k - 1}; C word c"
-                  + ("; scale bytes scale_a*, scale_b*" if desc.scaling else "")
-                  + ("; metadata words meta*" if desc.sparse else ""),
-                  f"output: {OUTPUT_NAME}, the result word"]
-        outputs = [(OUTPUT_NAME, self.output)]
+        header = header_lines(desc)
+        if form == "script":
+            outputs = [(OUTPUT_NAME, self.output)]
+            header.append(f"output: {OUTPUT_NAME}, the result word")
+            if desc.sparse:
+                header.append(f"{LEGALITY_NAME}: every metadata selector is legal (assume it)")
+                outputs.append((LEGALITY_NAME, self.legal))
+            return script(self.inputs, outputs, header)
+        if form != "library":
+            raise ValueError(f"unknown SMT-LIB form {form!r} (known: {', '.join(SMTLIB_FORMS)})")
+        header.insert(0, f"{self.function_name}: the D word of {desc.name}")
+        parts = comments(header) + [define_fun(self.function_name, self.inputs, self.output)]
         if desc.sparse:
-            header.append(f"{LEGALITY_NAME}: every metadata selector is legal (assume it)")
-            outputs.append((LEGALITY_NAME, self.legal))
-        return script(self.inputs, outputs, header)
+            parts += comments([f"{self.function_name}{LEGALITY_SUFFIX}: every metadata "
+                               "selector is legal (SEMANTICS.md section 5); assume it"])
+            parts.append(define_fun(self.function_name + LEGALITY_SUFFIX, self.metadata_inputs,
+                                    self.legal))
+        return "\n".join(parts) + "\n"
+
+
+def smtlib_library(descriptors: Sequence[Descriptor]) -> str:
+    """One SMT-LIB2 file defining the library function of every datapath in ``descriptors``."""
+    header = [f"tcspec SMT-LIB function library: {len(descriptors)} tcgen05.mma datapath(s), "
+              "QF_BV, one define-fun each (D = C + sum A[k] * B[k] on raw words)",
+              f"tcspec {tcspec_version()}; docs/SEMANTICS.md sha256 {semantics_sha256()}",
+              "load it before your own commands; it sets the logic QF_BV"]
+    entries = [traced(desc).smtlib("library") for desc in descriptors]
+    return "\n".join(comments(header) + ["(set-logic QF_BV)", ""] + entries)
 
 
 def _symbolic_dot(ops: TraceOps | Z3Ops, desc: Descriptor) -> tuple[list[BV], BV, Bool]:

@@ -102,14 +102,26 @@ def to_smtlib_term(roots: Sequence[Node]) -> list[str]:
     return terms
 
 
+def comments(lines: Sequence[str]) -> list[str]:
+    return [f"; {line}" for line in lines]
+
+
+def define_fun(name: str, params: Sequence[Node], root: Node) -> str:
+    """``(define-fun name ((p sort) ...) sort term)``: ``root`` as a function of ``params``.
+
+    ``params`` are ``var`` nodes; with none it defines a constant.
+    """
+    args = " ".join(f"({node.params[0]} {sort_of(node.width)})" for node in params)
+    term = to_smtlib_term([root])[0]
+    return f"(define-fun {name} ({args}) {sort_of(root.width)}\n {term})"
+
+
 def script(inputs: Sequence[Node], outputs: Sequence[tuple[str, Node]],
            header: Sequence[str] = ()) -> str:
     """A self-contained SMT-LIB2 script declaring ``inputs`` and defining ``outputs``."""
-    lines = [f"; {line}" for line in header]
+    lines = comments(header)
     lines.append("(set-logic QF_BV)")
     for node in inputs:
         lines.append(f"(declare-fun {node.params[0]} () {sort_of(node.width)})")
-    terms = to_smtlib_term([node for _, node in outputs])
-    for (name, node), term in zip(outputs, terms):
-        lines.append(f"(define-fun {name} () {sort_of(node.width)}\n {term})")
+    lines += [define_fun(name, (), node) for name, node in outputs]
     return "\n".join(lines) + "\n"
