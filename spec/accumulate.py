@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spec.bitvec import BV, Bool, Ops
+from spec.convert import shift_round_nearest_even
 from spec.formats import EXP_WIDTH, MIN_EXP, Term
+
+ALIGN_ROUNDINGS = ("rz", "rne")
+"""Alignment: truncation toward zero (the hardware rule) or round-to-nearest-even
+(candidate ``window-rne-align``, SEMANTICS.md section 7)."""
 
 
 def exact_product(ops: Ops, x: Term, y: Term) -> Term:
@@ -48,28 +53,35 @@ def window_exponent(ops: Ops, terms: Sequence[Term], clamp: int | None = None) -
 
 
 def align_to_quantum(ops: Ops, negative: Bool, mag: BV, exponent: BV, q: BV,
-                     width: int) -> BV:
+                     width: int, rounding: str = "rz") -> BV:
     """``(-1)^negative * mag * 2^exponent`` in signed units of ``2^q``, truncated toward zero.
 
     ``width`` (static, at least ``mag.width + 1``) must hold the aligned
     magnitude plus a sign bit. Right shifts drop magnitude bits before the
-    sign is applied, so both signs truncate toward zero (section 2.5).
+    sign is applied, so both signs truncate toward zero (section 2.5). With
+    ``rounding="rne"`` the magnitude is rounded to nearest even instead
+    (``width`` then needs one more bit for the carry).
     """
+    if rounding not in ALIGN_ROUNDINGS:
+        raise ValueError(f"unknown alignment rounding {rounding!r}")
     shift = ops.sub(exponent, q)
-    magnitude = ops.shift_signed(ops.zext(mag, width), shift)
+    if rounding == "rne":
+        magnitude = shift_round_nearest_even(ops, ops.zext(mag, width), shift)
+    else:
+        magnitude = ops.shift_signed(ops.zext(mag, width), shift)
     return ops.ite(negative, ops.neg(magnitude), magnitude)
 
 
-def align_to_window(ops: Ops, term: Term, q: BV, headroom: int) -> BV:
+def align_to_window(ops: Ops, term: Term, q: BV, headroom: int, rounding: str = "rz") -> BV:
     """``term`` in signed units of ``2^q``, truncated toward zero (section 2.5).
 
     ``headroom`` is a static bound with ``term.raw <= q + headroom``; it
     sizes the register so that left shifts are exact. Terms far below the
     window become 0.
     """
-    width = max(headroom + term.headroom, term.mag.width) + 1
+    width = max(headroom + term.headroom, term.mag.width) + (2 if rounding == "rne" else 1)
     exponent = ops.sub(term.raw, term.frac_offset)
-    return align_to_quantum(ops, term.negative, term.mag, exponent, q, width)
+    return align_to_quantum(ops, term.negative, term.mag, exponent, q, width, rounding)
 
 
 def exact_sum(ops: Ops, units: Sequence[BV]) -> BV:

@@ -60,14 +60,16 @@ def _float_formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFor
     return fa, fb, fd
 
 
-def window_model(window: int = WINDOW_BITS, clamped: bool = True) -> DenseModel:
-    """Section 2 with ``window`` fraction bits, with or without the -133 clamp."""
+def window_model(window: int = WINDOW_BITS, clamped: bool = True,
+                 align_rounding: str = "rz") -> DenseModel:
+    """Section 2 with ``window`` fraction bits, with or without the -133 clamp, with terms
+    truncated (``"rz"``) or rounded to nearest even (``"rne"``) when aligned."""
 
     def dense(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
         fa, fb, fd = _float_formats(desc)
         clamp = default_clamp(fa, fb) if clamped else None
         return window_dot(ops, fa, fb, fd, inputs.a, inputs.b, inputs.c, window=window,
-                          clamp=clamp)
+                          clamp=clamp, align_rounding=align_rounding)
 
     return dense
 
@@ -135,6 +137,9 @@ for _width in (23, 24, 26, 27):
                        "unscaled float datapaths", is_unscaled_float, window_model(_width)))
 register(Candidate("window-no-clamp", "section 2 without the -133 clamp of R",
                    "tf32 and bf16 datapaths", is_tf32_or_bf16, window_model(clamped=False)))
+register(Candidate("window-rne-align", "section 2 with each term rounded to nearest even "
+                   "when aligned", "unscaled float datapaths", is_unscaled_float,
+                   window_model(align_rounding="rne")))
 register(Candidate("two-stage", "products through a 25-bit window, then their sum and C "
                    "through another (both truncating)", "unscaled float datapaths",
                    is_unscaled_float, two_stage_model()))

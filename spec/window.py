@@ -37,12 +37,14 @@ def default_clamp(a_format: FloatFormat, b_format: FloatFormat) -> int | None:
 
 def window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format: FloatFormat,
                a: Sequence[BV], b: Sequence[BV], c: BV, *, window: int = WINDOW_BITS,
-               clamp: int | None = None) -> BV:
+               clamp: int | None = None, align_rounding: str = "rz") -> BV:
     """``D = C + sum(A[k] * B[k])`` through one shared ``window``-bit fixed-point window.
 
     ``a``/``b`` are 32-bit operand words, ``c`` the 32-bit C word (read as
     ``d_format``); the result is a ``d_format`` word. ``clamp`` bounds the
     window exponent from below (``default_clamp`` gives the hardware rule).
+    ``align_rounding="rne"`` rounds each term to nearest even when aligned
+    (candidate ``window-rne-align``); the hardware truncates (``"rz"``).
     """
     if len(a) != len(b):
         raise ValueError(f"A has {len(a)} lanes but B has {len(b)}")
@@ -57,7 +59,7 @@ def window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format:
     terms.append(acc.term)
     top = window_exponent(ops, terms, clamp)
     quantum = ops.sub(top, window)
-    units = [align_to_window(ops, term, quantum, window) for term in terms]
+    units = [align_to_window(ops, term, quantum, window, align_rounding) for term in terms]
     finite = encode_float(ops, exact_sum(ops, units), quantum, d_format, rounding)
     return apply_specials(ops, specials, finite, d_format)
 
