@@ -48,8 +48,10 @@ def window_exponent(ops: Ops, terms: Sequence[Term], clamp: int | None = None) -
 
     When no term is nonzero ``R`` is irrelevant (every aligned term is 0).
     """
-    top, _ = max_raw(ops, terms)
-    return top if clamp is None else ops.smax(top, clamp)
+    top, present = max_raw(ops, terms)
+    window = top if clamp is None else ops.smax(top, clamp)
+    ops.observe("window", max_raw=top, present=present, clamp=clamp, exponent=window)
+    return window
 
 
 def align_to_quantum(ops: Ops, negative: Bool, mag: BV, exponent: BV, q: BV,

@@ -152,6 +152,13 @@ class Ops:
 
     name = "abstract"
 
+    def observe(self, stage: str, **values: Any) -> None:
+        """A stage boundary of a datapath and the values it has computed so far.
+
+        A no-op: it builds nothing, so no formula changes. A recording
+        backend (``ref.explain``) overrides it to show the stages.
+        """
+
     # ------------------------------------------------------------------ values
 
     def wrap(self, node: Any, width: int) -> BV:

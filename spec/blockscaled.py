@@ -178,12 +178,15 @@ def block_scaled_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     scales_a = [decode_float(ops, scale_format, byte) for byte in scale_a]
     scales_b = [decode_float(ops, scale_format, byte) for byte in scale_b]
     acc = decode_float(ops, F32, c)
+    ops.observe("decode", a=lanes_a, b=lanes_b, c=acc, scale_a=scales_a, scale_b=scales_b)
     scale_nan = ops.any_(s.is_nan for s in scales_a + scales_b)
     specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc, extra_nan=scale_nan)
 
     scale_pairs = [exact_product(ops, x.term, y.term) for x, y in zip(scales_a, scales_b)]
     elements = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
     products = [exact_product(ops, e, scale_pairs[i // block]) for i, e in enumerate(elements)]
+    ops.observe("products", scale_pairs=scale_pairs, elements=elements, products=products,
+                block=block)
 
     top, any_product = max_raw(ops, products)
     scale_top, _ = masked_max(ops, [scale_pairs[i // block].raw for i in range(k)],
@@ -195,6 +198,9 @@ def block_scaled_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     q_p = ops.sub(top, rules.product_window)
     if rules.scale_window is not None:
         q_p = ops.smax(q_p, ops.sub(scale_top, rules.scale_window))
+    ops.observe("block_choice", rules=rules, max_raw=top, any_product=any_product,
+                scale_max=scale_top, c_raw=c_raw, c_nonzero=c_term.nonzero,
+                c_dominant=c_dominant, c_quantum=q_c, product_quantum=q_p)
 
     groups: dict[int, list[GroupSum]] = {}
     for size in {rules.product_group, rules.c_dominant_group}:
@@ -210,6 +216,7 @@ def block_scaled_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
         coarse_q = ops.smax(q, q_c)
         coarse = ops.shl(align_group(ops, group, coarse_q, window_bound), ops.sub(coarse_q, q))
         near_c = ops.and_(group.nonzero, c_term.nonzero, ops.sge(c_raw, group.top_raw))
+        ops.observe("group_merge", group=group, near_c=near_c, coarse_quantum=coarse_q)
         return ops.ite(near_c, coarse, units)
 
     units_c = [align_group(ops, g, q_c, window_bound) for g in groups[rules.c_dominant_group]]
@@ -221,6 +228,10 @@ def block_scaled_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     width = max(total_c.width, total_p.width)
     total = ops.ite(c_dominant, ops.sext(total_c, width), ops.sext(total_p, width))
     quantum = ops.ite(c_dominant, q_c, q_p)
+    ops.observe("groups", rules=rules, c_dominant=c_dominant, quantum=quantum, c_term=c_term,
+                c_groups=groups[rules.c_dominant_group], c_units=[*units_c, c_units_c],
+                product_groups=groups[rules.product_group], product_units=[*units_p, c_units_p],
+                c_quantum=q_c, product_quantum=q_p)
     finite = encode_float(ops, total, quantum, F32, "rz")
 
     if rules.subnormal_floor is not None:
@@ -244,4 +255,6 @@ def _apply_subnormal_floor(ops: Ops, floor: int, finite: BV, c_dominant: Bool,
         kept.append(ops.ite(drop, ops.const(0, group_units.width), group_units))
     floored = encode_float(ops, exact_sum(ops, [*kept, c_units]), q, F32, "rz")
     use_floor = ops.and_(ops.not_(c_dominant), _is_nonzero_subnormal(ops, finite))
+    ops.observe("floor", floor=floor, groups=groups, units=units, kept=kept,
+                scale_max=scale_top, use_floor=use_floor)
     return ops.ite(use_floor, floored, finite)

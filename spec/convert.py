@@ -63,4 +63,7 @@ def encode_float(ops: Ops, units: BV, q: BV, fmt: FloatFormat, rounding: str) ->
     sign_bit = ops.ite(negative, ops.const(1 << (width - 1), width), ops.const(0, width))
     finite = ops.bvor(sign_bit, ops.extract(body, width - 1, 0))
     inf = ops.bvor(sign_bit, infinity(fmt, False))
-    return ops.ite(ops.eq(n, 0), ops.const(0, width), ops.ite(overflow, inf, finite))
+    word = ops.ite(ops.eq(n, 0), ops.const(0, width), ops.ite(overflow, inf, finite))
+    ops.observe("convert", units=units, quantum=q, exponent=exponent, lsb=lsb, kept=n,
+                overflow=overflow, word=word, format=fmt, rounding=rounding)
+    return word

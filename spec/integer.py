@@ -29,6 +29,7 @@ def integer_dot(ops: Ops, a_format: IntFormat, b_format: IntFormat, a: Sequence[
         y = ops.sext(decode_int(ops, b_format, word_b), product_width)
         products.append(ops.sext(ops.mul(x, y), width))
     total = ops.sum(products + [ops.sext(c, width)])
+    ops.observe("integer", c=c, products=products, total=total, saturate=saturate)
     if not saturate:
         return ops.extract(total, 31, 0)
     clamped = ops.ite(ops.slt(total, S32_MIN), ops.const(S32_MIN, width),

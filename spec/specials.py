@@ -38,7 +38,9 @@ def classify_specials(ops: Ops, pairs: Sequence[tuple[Decoded, Decoded]], c: Dec
         negative_inf.append(ops.and_(infinite, negative))
     any_positive, any_negative = ops.any_(positive_inf), ops.any_(negative_inf)
     is_nan = ops.or_(ops.any_(nan_causes), ops.and_(any_positive, any_negative))
-    return Specials(is_nan, ops.or_(any_positive, any_negative), any_negative)
+    specials = Specials(is_nan, ops.or_(any_positive, any_negative), any_negative)
+    ops.observe("specials", specials=specials)
+    return specials
 
 
 def canonical_nan(fmt: FloatFormat) -> int:
@@ -56,5 +58,7 @@ def apply_specials(ops: Ops, specials: Specials, finite: BV, fmt: FloatFormat) -
     width = fmt.container_bits
     inf = ops.ite(specials.inf_negative, ops.const(infinity(fmt, True), width),
                   ops.const(infinity(fmt, False), width))
-    return ops.ite(specials.is_nan, ops.const(canonical_nan(fmt), width),
+    word = ops.ite(specials.is_nan, ops.const(canonical_nan(fmt), width),
                    ops.ite(specials.is_inf, inf, finite))
+    ops.observe("result", specials=specials, finite=finite, word=word, format=fmt)
+    return word

@@ -53,13 +53,16 @@ def window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format:
     lanes_a = [decode_float(ops, a_format, word) for word in a]
     lanes_b = [decode_float(ops, b_format, word) for word in b]
     acc = decode_float(ops, d_format, c)
+    ops.observe("decode", a=lanes_a, b=lanes_b, c=acc)
     specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc)
 
     terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
     terms.append(acc.term)
+    ops.observe("products", terms=terms)
     top = window_exponent(ops, terms, clamp)
     quantum = ops.sub(top, window)
     units = [align_to_window(ops, term, quantum, window, align_rounding) for term in terms]
+    ops.observe("align", quantum=quantum, window=window, terms=terms, units=units)
     finite = encode_float(ops, exact_sum(ops, units), quantum, d_format, rounding)
     return apply_specials(ops, specials, finite, d_format)
 
