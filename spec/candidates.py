@@ -23,6 +23,7 @@ from spec.catalog import DotInputs, build_dot, compact_sparse
 from spec.descriptor import Descriptor
 from spec.exact import exact_dot
 from spec.formats import FORMATS, FloatFormat
+from spec.mmasim import mma_sim_dot
 from spec.twostage import two_stage_dot
 from spec.window import WINDOW_BITS, default_clamp, window_dot
 
@@ -114,6 +115,11 @@ def block_model(rules: BlockRules) -> DenseModel:
     return dense
 
 
+def is_dense_float(desc: Descriptor) -> bool:
+    """Dense unscaled float and block-scaled datapaths (MMA-Sim models no sparse ones)."""
+    return not desc.sparse and desc.family in ("window", "block")
+
+
 def _everywhere(desc: Descriptor) -> bool:
     return True
 
@@ -149,6 +155,8 @@ register(Candidate("nvfp4-per-product", "NVFP4 with products truncated one by on
 register(Candidate("nvfp4-k16", "NVFP4 with exact product groups of 16 instead of 4",
                    "NVFP4 datapaths (UE4M3 scales)", is_ue4m3_nvfp4,
                    block_model(replace(NVFP4_RULES, product_group=16))))
+register(Candidate("mma-sim", "the published MMA-Sim model (microsoft/MMA-Sim @c785138)",
+                   "dense float and block-scaled datapaths", is_dense_float, mma_sim_dot))
 
 
 def candidate_names(desc: Descriptor | None = None) -> list[str]:
