@@ -62,7 +62,8 @@ def window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format:
     top = window_exponent(ops, terms, clamp)
     quantum = ops.sub(top, window)
     units = [align_to_window(ops, term, quantum, window, align_rounding) for term in terms]
-    ops.observe("align", quantum=quantum, window=window, terms=terms, units=units)
+    ops.observe("align", quantum=quantum, window=window, terms=terms, units=units,
+                rounding=align_rounding)
     finite = encode_float(ops, exact_sum(ops, units), quantum, d_format, rounding)
     return apply_specials(ops, specials, finite, d_format)
 
