@@ -1,4 +1,4 @@
-"""The ``tcspec`` command: list, eval, validate, check, smtlib, conform, bench, tour.
+"""The ``tcspec`` command: list, eval, validate, check, smtlib, export, conform, bench, tour.
 
 Bad input (a non-hex word, wrong K, an unknown format or datapath, a missing
 file) prints one line ``tcspec: error: ...`` naming the problem and exits
@@ -277,18 +277,39 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_smtlib(args: argparse.Namespace) -> int:
+    from ref.export import select, smtlib_text, write_text
     from smt.formula import traced
-    from spec.catalog import is_specified, lookup
 
-    desc = lookup(args.datapath).descriptor
-    if not is_specified(desc):
-        raise UsageError(f"datapath {desc.name} is not yet specified in this build")
-    text = traced(desc).smtlib()
+    descs = select([args.datapath])
+    text = smtlib_text(descs, "script")
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}: {len(text)} bytes, {traced(desc).node_count} DAG nodes")
+        write_text(args.output, text)
+        print(f"wrote {args.output}: {len(text)} bytes, {traced(descs[0]).node_count} DAG nodes")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from ref.export import select, smtlib_text, write_c, write_text
+
+    started = time.monotonic()
+    descs = select(args.datapath, args.all)
+    if args.lang == "c":
+        if args.form is not None:
+            raise UsageError("--form applies to --lang smtlib only")
+        if not args.output:
+            raise UsageError("--lang c writes tcspec_tcgen05.h and tcspec_tcgen05.c: give -o DIR")
+        for path, size in write_c(descs, args.output).items():
+            print(f"wrote {path}: {size} bytes")
+    else:
+        text = smtlib_text(descs, args.form or "library")
+        if not args.output:
+            sys.stdout.write(text)
+            return 0
+        write_text(args.output, text)
+        print(f"wrote {args.output}: {len(text.encode())} bytes")
+    print(f"{len(descs)} datapath(s) exported in {time.monotonic() - started:.1f}s")
     return 0
 
 
@@ -362,6 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--datapath", required=True)
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.set_defaults(func=cmd_smtlib)
+
+    p = sub.add_parser("export", help="the specification as an SMT-LIB function library or C99")
+    p.add_argument("--lang", required=True, choices=("smtlib", "c"))
+    p.add_argument("--datapath", action="append", help="repeatable canonical name")
+    p.add_argument("--all", action="store_true", help="every catalogued datapath")
+    p.add_argument("--form", choices=("library", "script"),
+                   help="smtlib: define-fun library (default) or one datapath's script")
+    p.add_argument("-o", "--output", help="smtlib: a file (default stdout); c: a directory")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("bench", help="throughput of the lowerings (dots/s)")
     p.add_argument("--datapath", action="append", help="repeatable; default: a representative set")
