@@ -19,6 +19,7 @@ from smt.smtlib import comments, define_fun, script
 from smt.trace import Node, TraceOps
 from smt.z3_backend import Z3Ops, concrete_value
 from spec.bitvec import BV, Bool
+from spec.candidates import HARDWARE, build_model, get_candidate
 from spec.catalog import build_dot, input_layout, inputs_from, metadata_legal
 from spec.descriptor import Descriptor
 from spec.provenance import header_lines, semantics_sha256, tcspec_version
@@ -40,6 +41,7 @@ class TracedFormula:
     output: Node
     legal: Node
     node_count: int
+    model: str = HARDWARE
 
     @property
     def function_name(self) -> str:
@@ -90,12 +92,16 @@ def smtlib_library(descriptors: Sequence[Descriptor]) -> str:
     return "\n".join(comments(header) + ["(set-logic QF_BV)", ""] + entries)
 
 
-def _symbolic_dot(ops: TraceOps | Z3Ops, desc: Descriptor) -> tuple[list[BV], BV, Bool]:
-    """``desc``'s datapath on one fresh variable per input: (inputs, result, legality)."""
+def _symbolic_dot(ops: TraceOps | Z3Ops, desc: Descriptor, model: str = HARDWARE
+                  ) -> tuple[list[BV], BV, Bool]:
+    """``desc``'s datapath (or candidate ``model``'s word) on one fresh variable per input:
+    (inputs, result, legality)."""
     layout = input_layout(desc)
     values = [ops.variable(spec.name, spec.width) for spec in layout]
     grouped = inputs_from(layout, values)
-    return values, build_dot(ops, desc, grouped), metadata_legal(ops, desc, grouped)
+    result = build_dot(ops, desc, grouped) if model == HARDWARE else \
+        build_model(ops, model, desc, grouped)
+    return values, result, metadata_legal(ops, desc, grouped)
 
 
 @functools.cache
@@ -104,6 +110,19 @@ def traced(desc: Descriptor) -> TracedFormula:
     values, result, legal = _symbolic_dot(ops, desc)
     inputs = tuple(v.node for v in values)
     return TracedFormula(desc, inputs, result.node, legal.node, len(ops))
+
+
+@functools.cache
+def traced_model(model: str, desc: Descriptor) -> TracedFormula:
+    """Candidate ``model``'s DAG on ``desc`` (SEMANTICS.md section 7), same inputs as
+    :func:`traced`; ``hardware`` (or an alias) is :func:`traced` itself."""
+    name = get_candidate(model, desc).name
+    if name == HARDWARE:
+        return traced(desc)
+    ops = TraceOps()
+    values, result, legal = _symbolic_dot(ops, desc, name)
+    return TracedFormula(desc, tuple(v.node for v in values), result.node, legal.node, len(ops),
+                         name)
 
 
 @dataclass(frozen=True)
