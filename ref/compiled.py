@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
-from smt.formula import traced
+from smt.formula import TracedFormula, traced, traced_model
 from smt.trace import Node, walk
+from spec.candidates import HARDWARE
 from spec.descriptor import Descriptor
 
 
@@ -86,11 +87,23 @@ def python_source(inputs: Sequence[Node], output: Node, name: str = "dot") -> st
     return "\n".join(lines) + "\n"
 
 
+def _compiled(formula: TracedFormula) -> Callable[..., int]:
+    source = python_source(formula.inputs, formula.output)
+    namespace: dict[str, object] = {}
+    label = formula.descriptor.name + ("" if formula.model == HARDWARE else f" {formula.model}")
+    exec(compile(source, f"<tcspec {label}>", "exec"), namespace)
+    return namespace["dot"]  # type: ignore[return-value]
+
+
 @functools.cache
 def compiled_dot(desc: Descriptor) -> Callable[..., int]:
     """A Python function of the input words (``input_layout`` order) returning the result."""
-    formula = traced(desc)
-    source = python_source(formula.inputs, formula.output)
-    namespace: dict[str, object] = {}
-    exec(compile(source, f"<tcspec {desc.name}>", "exec"), namespace)
-    return namespace["dot"]  # type: ignore[return-value]
+    return _compiled(traced(desc))
+
+
+@functools.cache
+def compiled_model(model: str, desc: Descriptor) -> Callable[..., int]:
+    """Candidate ``model``'s word on ``desc`` (SEMANTICS.md section 7), like :func:`compiled_dot`;
+    ``ValueError`` if the model is unknown or does not apply."""
+    formula = traced_model(model, desc)
+    return compiled_dot(desc) if formula.model == HARDWARE else _compiled(formula)
