@@ -164,14 +164,19 @@ def candidate_names(desc: Descriptor | None = None) -> list[str]:
     return [name for name, c in CANDIDATES.items() if desc is None or c.applies(desc)]
 
 
-def get_candidate(name: str, desc: Descriptor) -> Candidate:
-    """The candidate called ``name`` (or an alias), checked to apply to ``desc``."""
+def candidate_named(name: str) -> Candidate:
+    """The candidate called ``name`` (or an alias); ``ValueError`` naming the known ones."""
     key = ALIASES.get(name.strip().lower(), name.strip().lower())
     if key not in CANDIDATES:
         raise ValueError(f"unknown model {name!r}; known: {', '.join(CANDIDATES)}")
-    candidate = CANDIDATES[key]
+    return CANDIDATES[key]
+
+
+def get_candidate(name: str, desc: Descriptor) -> Candidate:
+    """The candidate called ``name`` (or an alias), checked to apply to ``desc``."""
+    candidate = candidate_named(name)
     if not candidate.applies(desc):
-        raise ValueError(f"model {key!r} does not apply to {desc.name} "
+        raise ValueError(f"model {candidate.name!r} does not apply to {desc.name} "
                          f"(it applies to {candidate.applies_to})")
     return candidate
 
