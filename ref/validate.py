@@ -1,8 +1,11 @@
 """Replaying vectors through the specification: frozen B200 words and reference files.
 
-Records are grouped by descriptor and run through the NumPy batch lowering.
-A record whose datapath this build does not specify is counted as *not yet
-specified*, never as passed.
+Records are grouped by descriptor and run through the NumPy batch lowering,
+or, against a candidate model of SEMANTICS.md section 7, through that
+model's compiled lowering. A record whose datapath this build does not
+specify is counted as *not yet specified*, never as passed; against a
+candidate, a record whose datapath it does not apply to is counted as
+*skipped*.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from ref.api import run_batch
+from ref.compiled import compiled_model
 from ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors
+from spec.candidates import HARDWARE, candidate_named
 from spec.catalog import input_layout, is_specified
 from spec.descriptor import Descriptor
 
@@ -36,6 +41,7 @@ class Tally:
     passed: int = 0
     mismatched: int = 0
     unspecified: int = 0
+    skipped: int = 0
 
 
 @dataclass
@@ -56,6 +62,7 @@ class Report:
             out.passed += tally.passed
             out.mismatched += tally.mismatched
             out.unspecified += tally.unspecified
+            out.skipped += tally.skipped
         return out
 
     def merge(self, other: Report) -> None:
@@ -65,14 +72,20 @@ class Report:
             mine.passed += tally.passed
             mine.mismatched += tally.mismatched
             mine.unspecified += tally.unspecified
+            mine.skipped += tally.skipped
         self.mismatches += other.mismatches
         self.bad_lines += other.bad_lines
         self.unspecified_names += other.unspecified_names
         self.passed_records += other.passed_records
 
 
-def evaluate_records(desc: Descriptor, records: Sequence[Record]) -> np.ndarray:
-    """Result words of ``records`` (all with descriptor ``desc``) on the batch lowering."""
+def evaluate_records(desc: Descriptor, records: Sequence[Record],
+                     model: str = HARDWARE) -> np.ndarray:
+    """Result words of ``records`` (all with descriptor ``desc``) on the batch lowering,
+    or on the compiled lowering of candidate ``model``."""
+    if candidate_named(model).name != HARDWARE:
+        dot = compiled_model(model, desc)
+        return np.array([dot(*r.words) for r in records], dtype=np.uint32)
     width = len(input_layout(desc))
     matrix = np.array([r.words for r in records], dtype=np.uint64).reshape(len(records), width)
     return run_batch(desc, [matrix[:, i] for i in range(width)], len(records))
@@ -80,11 +93,13 @@ def evaluate_records(desc: Descriptor, records: Sequence[Record]) -> np.ndarray:
 
 def check_records(items: Iterable[Record | BadLine], source: str = "",
                   keep_passed: bool = False,
-                  progress: Callable[[int], None] | None = None) -> Report:
-    """Replay records; bad lines are reported and skipped.
+                  progress: Callable[[int], None] | None = None,
+                  model: str = HARDWARE) -> Report:
+    """Replay records against ``model``; bad lines are reported and skipped.
 
     ``progress(cases checked so far)`` is called after each batch.
     """
+    candidate = candidate_named(model)
     report = Report()
     groups: dict[Descriptor, list[Record]] = defaultdict(list)
 
@@ -92,7 +107,7 @@ def check_records(items: Iterable[Record | BadLine], source: str = "",
         batch = groups.pop(desc, [])
         if not batch:
             return
-        got = evaluate_records(desc, batch)
+        got = evaluate_records(desc, batch, candidate.name)
         for record, word in zip(batch, got.tolist()):
             tally = report.tallies[record.datapath]
             tally.cases += 1
@@ -116,6 +131,11 @@ def check_records(items: Iterable[Record | BadLine], source: str = "",
             tally.unspecified += 1
             report.unspecified_names.append(item)
             continue
+        if not candidate.applies(item.descriptor):
+            tally = report.tallies[item.datapath]
+            tally.cases += 1
+            tally.skipped += 1
+            continue
         groups[item.descriptor].append(item)
         if sum(len(g) for g in groups.values()) >= BATCH_ROWS:
             for desc in list(groups):
@@ -126,8 +146,9 @@ def check_records(items: Iterable[Record | BadLine], source: str = "",
 
 
 def check_file(path: str | Path, keep_passed: bool = False,
-               progress: Callable[[int], None] | None = None) -> Report:
-    return check_records(read_vectors(path), str(path), keep_passed, progress)
+               progress: Callable[[int], None] | None = None,
+               model: str = HARDWARE) -> Report:
+    return check_records(read_vectors(path), str(path), keep_passed, progress, model)
 
 
 def check_files(paths: Sequence[Path],
