@@ -88,10 +88,27 @@ class ProgressLine:
 # ------------------------------------------------------------------ commands
 
 
+def _list_candidates(as_json: bool) -> int:
+    from spec.candidates import candidate_table
+
+    rows = candidate_table()
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{'candidate':18} applies to\n{'':18} (what it is)")
+    for row in rows:
+        print(f"{row['name']:18} {row['applies_to']}\n{'':18} ({row['summary']})")
+    print(f"\n{len(rows)} models; `window` is an alias of `hardware` on the unscaled datapaths. "
+          "Sparse datapaths run a candidate on their active lanes.")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from ref.vectorfiles import vector_counts
     from spec.catalog import CATALOG
 
+    if args.candidates:
+        return _list_candidates(args.json)
     frozen, reference = vector_counts()
     rows = []
     for name, entry in CATALOG.items():
@@ -253,22 +270,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ref.validate import check_file
+    from spec.candidates import candidate_named
 
+    candidate = candidate_named(args.model or "hardware")
     status = 0
     for name in args.files:
         path = Path(name)
         if not path.is_file():
             raise UsageError(f"no such vector file: {name}")
         try:
-            report = check_file(path, progress=ProgressLine(name))
+            report = check_file(path, progress=ProgressLine(name), model=candidate.name)
         except (OSError, EOFError) as exc:
             raise UsageError(f"cannot read {name}: {exc}") from None
-        print(f"== {name}")
+        total = report.total
+        if total.cases and total.skipped == total.cases:
+            raise UsageError(f"model {candidate.name!r} applies to none of the {total.cases} "
+                             f"lines of {name} (it applies to {candidate.applies_to})")
+        print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
         if not report.total.cases and not report.bad_lines:
             print(f"no vector lines in {name}")
             status = status or EXIT_USAGE
             continue
         _print_report(report, name)
+        if total.skipped:
+            print(f"{total.skipped} line(s) skipped: model {candidate.name!r} does not apply to "
+                  f"their datapath (it applies to {candidate.applies_to})")
         if report.mismatches:
             status = EXIT_MISMATCH
         elif report.bad_lines and status == 0:
@@ -349,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="every catalogued datapath and its validation status")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--candidates", action="store_true",
+                   help="the candidate models of SEMANTICS.md section 7 and where they apply")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("eval", help="one dot product from hex words")
@@ -377,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="replay vector files in the shared line format")
     p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]")
+    p.add_argument("--model", metavar="NAME",
+                   help="check against a candidate model of SEMANTICS.md section 7 "
+                        "(default: hardware; see `tcspec list --candidates`)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("smtlib", help="a self-contained SMT-LIB2 script for a datapath")

@@ -31,6 +31,8 @@ DenseModel = Callable[[Ops, Descriptor, DotInputs], BV]
 """A model of a dense datapath: ``(ops, dense descriptor, inputs) -> result word``."""
 
 HARDWARE = "hardware"
+NVFP4_PATHS = "dense-nvfp4, dense-mxf4nvf4-4x-ue4m3 and their sparse siblings"
+UNSCALED_FLOAT = "unscaled float datapaths (tf32, bf16, f16, f8f6f4, mixed), F32 and F16 D"
 ALIASES = {"window": HARDWARE}
 
 
@@ -135,33 +137,45 @@ def register(candidate: Candidate) -> Candidate:
 register(Candidate(HARDWARE, "the B200 model of SEMANTICS.md sections 2-5", "every datapath",
                    _everywhere, build_dot))
 register(Candidate("exact-rne", "C + every product summed exactly, rounded once (RNE)",
-                   "unscaled float datapaths", is_unscaled_float, exact_model("rne")))
+                   UNSCALED_FLOAT, is_unscaled_float, exact_model("rne")))
 register(Candidate("exact-rz", "C + every product summed exactly, truncated once (RZ)",
-                   "unscaled float datapaths", is_unscaled_float, exact_model("rz")))
+                   UNSCALED_FLOAT, is_unscaled_float, exact_model("rz")))
 for _width in (23, 24, 26, 27):
     register(Candidate(f"window-{_width}", f"section 2 with {_width} window fraction bits",
-                       "unscaled float datapaths", is_unscaled_float, window_model(_width)))
+                       UNSCALED_FLOAT, is_unscaled_float, window_model(_width)))
 register(Candidate("window-no-clamp", "section 2 without the -133 clamp of R",
-                   "tf32 and bf16 datapaths", is_tf32_or_bf16, window_model(clamped=False)))
+                   "tf32 and bf16 datapaths (elsewhere it equals hardware)", is_tf32_or_bf16,
+                   window_model(clamped=False)))
 register(Candidate("window-rne-align", "section 2 with each term rounded to nearest even "
-                   "when aligned", "unscaled float datapaths", is_unscaled_float,
+                   "when aligned", UNSCALED_FLOAT, is_unscaled_float,
                    window_model(align_rounding="rne")))
 register(Candidate("two-stage", "products through a 25-bit window, then their sum and C "
-                   "through another (both truncating)", "unscaled float datapaths",
+                   "through another (both truncating)", UNSCALED_FLOAT,
                    is_unscaled_float, two_stage_model()))
 register(Candidate("nvfp4-per-product", "NVFP4 with products truncated one by one",
-                   "NVFP4 datapaths (UE4M3 scales)", is_ue4m3_nvfp4,
+                   NVFP4_PATHS, is_ue4m3_nvfp4,
                    block_model(replace(NVFP4_RULES, product_group=1))))
 register(Candidate("nvfp4-k16", "NVFP4 with exact product groups of 16 instead of 4",
-                   "NVFP4 datapaths (UE4M3 scales)", is_ue4m3_nvfp4,
+                   NVFP4_PATHS, is_ue4m3_nvfp4,
                    block_model(replace(NVFP4_RULES, product_group=16))))
 register(Candidate("mma-sim", "the published MMA-Sim model (microsoft/MMA-Sim @c785138)",
-                   "dense float and block-scaled datapaths", is_dense_float, mma_sim_dot))
+                   "every dense float and block-scaled datapath (unscaled, MXF8F6F4, MXF4, "
+                   "MXF4NVF4, NVFP4)", is_dense_float, mma_sim_dot))
 
 
 def candidate_names(desc: Descriptor | None = None) -> list[str]:
     """Every candidate name, or those that apply to ``desc``."""
     return [name for name, c in CANDIDATES.items() if desc is None or c.applies(desc)]
+
+
+def candidate_table() -> list[dict[str, object]]:
+    """Every candidate with where it applies: name, applies_to, summary and the catalog
+    datapaths it applies to (section 7's table)."""
+    from spec.catalog import CATALOG
+
+    return [{"name": c.name, "applies_to": c.applies_to, "summary": c.summary,
+             "datapaths": [n for n, d in CATALOG.items() if c.applies(d.descriptor)]}
+            for c in CANDIDATES.values()]
 
 
 def candidate_named(name: str) -> Candidate:
