@@ -3,8 +3,10 @@
 Written straight from SEMANTICS.md with Python ints and ``Fraction``s, sharing
 no code with the bit-vector specification: its own decoder, its own window,
 its own rounding. It provides the candidate models ``exact-rne`` and
-``exact-rz`` of section 7 and a second formulation of the section-2 window
-rule that the tests hold the specification to.
+``exact-rz`` of section 7, a second formulation of the section-2 window
+rule (with the ``window-W``, ``window-no-clamp`` and ``window-rne-align``
+variants) and ``two-stage``, which the tests hold the specification and its
+candidates to.
 """
 
 from __future__ import annotations
@@ -154,13 +156,22 @@ def exact_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
     return encode(total, d_type, rounding)
 
 
+def _align(value: Fraction, quantum: Fraction, align: str) -> int:
+    """``value`` in units of ``quantum``: truncated (``rz``) or rounded to nearest even
+    (``rne``), symmetrically in sign."""
+    magnitude = abs(value) / quantum
+    units = _truncate(magnitude) if align == "rz" else _round_even(magnitude)
+    return -units if value < 0 else units
+
+
 def window_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
                  b_format: str | None = None, d_type: str = "f32", window: int = 25,
-                 clamp: int | None = None) -> int:
+                 clamp: int | None = None, align: str = "rz") -> int:
     """The section-2 window rule, over rationals: align each term to ``2^(R - window)``.
 
     ``clamp`` is the -133 floor of ``R`` (tf32/bf16); D rounding is RZ for
-    F32 and RNE for F16.
+    F32 and RNE for F16. ``align="rne"`` rounds each term to nearest even
+    instead of truncating it (candidate ``window-rne-align``, section 7).
     """
     pairs, (c_value, c_raw) = _operands(a, b, c, a_format, b_format or a_format, d_type)
     special = _specials([(x[0], y[0]) for x, y in pairs], c_value)
@@ -173,8 +184,32 @@ def window_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
         return 0
     top = max(raws) if clamp is None else max(max(raws), clamp)
     quantum = Fraction(2) ** (top - window)
-    units = sum(_truncate(value / quantum) for value, _ in terms)
+    units = sum(_align(value, quantum, align) for value, _ in terms)
     return encode(units * quantum, d_type, rounding)
+
+
+def two_stage_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str,
+                    b_format: str | None = None, d_type: str = "f32", product_window: int = 25,
+                    c_window: int = 25) -> int:
+    """Candidate ``two-stage`` (section 7): products truncated to ``2^(P - product_window)``
+    and summed, the sum (raw ``P``) and C truncated to ``2^(R - c_window)``, ``R`` the larger
+    raw of the nonzero two; no clamp. D rounding as section 2."""
+    pairs, (c_value, c_raw) = _operands(a, b, c, a_format, b_format or a_format, d_type)
+    special = _specials([(x[0], y[0]) for x, y in pairs], c_value)
+    rounding = "rz" if d_type == "f32" else "rne"
+    if special is not None:
+        return encode(special, d_type, rounding)
+    products = [(x[0] * y[0], x[1] + y[1]) for x, y in pairs]
+    raws = [raw for value, raw in products if value != 0]
+    partial = (Fraction(0), 0)
+    if raws:
+        quantum = Fraction(2) ** (max(raws) - product_window)
+        partial = (sum(_truncate(v / quantum) for v, _ in products) * quantum, max(raws))
+    terms = [t for t in (partial, (c_value, c_raw)) if t[0] != 0]
+    if not terms:
+        return 0
+    quantum = Fraction(2) ** (max(raw for _, raw in terms) - c_window)
+    return encode(sum(_truncate(v / quantum) for v, _ in terms) * quantum, d_type, rounding)
 
 
 # name: (product window, scale window, C window, product group, C-dominant block,
@@ -266,3 +301,48 @@ def block_model(a: Sequence[int], b: Sequence[int], c: int, scale_a: Sequence[in
                                                   and abs(u) < limit)]
         word = encode((c_units + sum(kept)) * Fraction(2) ** q, "f32", "rz")
     return word
+
+
+MMA_SIM_ZERO_EXPONENT = -126
+
+
+def _mma_sim_exponent(value: Value, raw: int) -> int:
+    return MMA_SIM_ZERO_EXPONENT if value == 0 else raw
+
+
+def mma_sim_model(a: Sequence[int], b: Sequence[int], c: int, scale_a: Sequence[int] = (),
+                  scale_b: Sequence[int] = (), *, a_format: str, b_format: str | None = None,
+                  d_type: str = "f32", scaling: str | None = None, family: str | None = None,
+                  block: int = 1) -> int:
+    """Candidate ``mma-sim`` (section 7), restated over rationals. ``family`` is ``None``
+    (unscaled) or a :data:`BLOCK_FAMILIES` row: ``mxf8f6f4`` keeps the 25-bit window over
+    products; ``nvfp4`` and ``mxf4`` use 16-element chunk terms anchored at their scales."""
+    b_format = b_format or a_format
+    scales = [(decode_scale(scaling, sa), decode_scale(scaling, sb))
+              for sa, sb in zip(scale_a[:len(a) // block], scale_b[:len(a) // block])
+              ] if scaling else []
+    rounding = "rz" if d_type == "f32" else "rne"
+    if any(x[0] == NAN for pair in scales for x in pair):
+        return encode(NAN, d_type, rounding)
+    pairs, (c_value, c_raw) = _operands(a, b, c, a_format, b_format, d_type)
+    special = _specials([(x[0], y[0]) for x, y in pairs], c_value)
+    if special is not None:
+        return encode(special, d_type, rounding)
+    terms = [(c_value, _mma_sim_exponent(c_value, c_raw))]
+    if family in ("nvfp4", "mxf4"):
+        window = 35
+        for start in range(0, len(a), 16):
+            (vsa, rsa), (vsb, rsb) = scales[start // block]
+            chunk = sum((x[0] * y[0] for x, y in pairs[start:start + 16]), Fraction(0))
+            terms.append((chunk * vsa * vsb,
+                          _mma_sim_exponent(vsa, rsa) + _mma_sim_exponent(vsb, rsb)))
+    else:
+        window = 25
+        for i, ((va, ra), (vb, rb)) in enumerate(pairs):
+            value, exponent = va * vb, _mma_sim_exponent(va, ra) + _mma_sim_exponent(vb, rb)
+            if scales:
+                (vsa, rsa), (vsb, rsb) = scales[i // block]
+                value, exponent = value * vsa * vsb, exponent + rsa + rsb
+            terms.append((value, exponent))
+    quantum = Fraction(2) ** (max(e for _, e in terms) - window)
+    return encode(sum(_truncate(v / quantum) for v, _ in terms) * quantum, d_type, rounding)
