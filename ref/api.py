@@ -17,6 +17,7 @@ import numpy as np
 
 from ref.batch import NUMPY
 from ref.compiled import compiled_dot
+from ref.kernels import fast_kernel
 from ref.scalar import SCALAR
 from spec.catalog import build_dot, descriptor_of, input_layout, inputs_from
 from spec.descriptor import Descriptor, resolve
@@ -230,6 +231,15 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
 
 
 def run_batch(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
+    """The specification on the fastest lowering for checked input columns: the compiled
+    kernel when the run is big enough (:func:`ref.kernels.fast_kernel`), else NumPy."""
+    kernel = fast_kernel(desc, rows)
+    if kernel is not None:
+        return kernel(columns, rows)
+    return run_numpy(desc, columns, rows)
+
+
+def run_numpy(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
     """The specification on the NumPy backend for checked input columns."""
     if rows == 0:
         return np.zeros(0, dtype=np.uint32)
@@ -258,7 +268,8 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
         raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
     if k != desc.k:
         raise ValueError(f"{desc.name} takes K={desc.k}, got A {m} x {k} and B {k_b} x {n} "
-                         "(one instruction; for a longer K, chain calls with D as the next C)")
+                         f"(one instruction; ref.gemm chains instructions over a K that is a "
+                         f"multiple of {desc.k})")
     c_arr = np.zeros((m, n), dtype=np.uint64) if c is None else _array(c, "C", 32, (m, n))
     rows_a = np.repeat(a_arr, n, axis=0)
     rows_b = np.tile(b_arr.T, (m, 1))
