@@ -1,0 +1,276 @@
+"""The proof layer's vocabulary: queries, rows, properties (DESIGN.md, "Solvers").
+
+A :class:`Query` is written once over ``ops``: given one bit-vector per
+declared variable it returns a boolean and the words worth showing. On the
+tracing backend it becomes a solver query; on the scalar backend, with a
+solver's model as the variables, it is the replay of that model on the
+executable lowering. So every counterexample and witness printed has been
+re-run through the specification, not just read off a solver.
+
+- ``forall`` queries return the *violation* of the property: unsat means
+  ``proved``; a model is a counterexample (``refuted``) once replayed.
+- ``exists`` queries return the condition a witness must meet: a replayed
+  model is a ``witness``; unsat means no witness exists (``refuted``).
+
+A solver that does not decide is ``unknown`` with its time, never a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ref.scalar import SCALAR
+from smt.solve import DEFAULT_SOLVER, DEFAULT_TIMEOUT, SolveResult, check_sat
+from smt.trace import TraceOps
+from spec.bitvec import BV, Bool, Ops
+from spec.catalog import (
+    DotInputs,
+    build_dot,
+    check_logical_k,
+    input_layout,
+    inputs_from,
+    metadata_legal,
+)
+from spec.descriptor import Descriptor
+
+PROVED, REFUTED, WITNESS, UNKNOWN = "proved", "refuted", "witness", "unknown"
+MONOLITHIC, LEMMAS = "monolithic", "lemmas"
+
+Variables = dict[str, BV]
+QueryBody = Callable[[Ops, Variables], tuple[Bool, dict[str, BV]]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How rows are checked: solvers, per-query time limits, parallel queries."""
+
+    solver: str = DEFAULT_SOLVER
+    timeout: float = DEFAULT_TIMEOUT
+    second_solver: str | None = "z3"
+    second_timeout: float = 60.0
+    jobs: int = 1
+
+
+@dataclass(frozen=True)
+class Query:
+    """A property instance over named variables, written once over ``ops``.
+
+    ``body(ops, variables)`` returns ``(condition, shown)``: for ``forall``
+    the condition is the property's violation, for ``exists`` the witness
+    condition; ``shown`` names the words a report prints (inputs, results).
+    """
+
+    name: str
+    kind: str
+    variables: tuple[tuple[str, int], ...]
+    body: QueryBody
+
+    def trace(self) -> tuple[TraceOps, list[BV], Bool]:
+        ops = TraceOps()
+        values = {name: ops.variable(name, width) for name, width in self.variables}
+        condition, _ = self.body(ops, values)
+        return ops, list(values.values()), condition
+
+    def replay(self, model: dict[str, int]) -> tuple[bool, dict[str, int]]:
+        """The condition and shown words on the scalar lowering, at ``model``'s values."""
+        values = {name: SCALAR.const(model.get(name, 0), width)
+                  for name, width in self.variables}
+        condition, shown = self.body(SCALAR, values)
+        return bool(condition.node), {k: v.node for k, v in shown.items()}
+
+
+@dataclass
+class Outcome:
+    """One query decided (or not) by one solver, with the replayed words."""
+
+    query: str
+    result: str
+    solver: str
+    seconds: float
+    reason: str = ""
+    words: dict[str, int] = field(default_factory=dict)
+    second: dict[str, Any] | None = None
+
+
+def decide(query: Query, solver: str, timeout: float) -> Outcome:
+    """Solve ``query`` once and replay any model on the scalar lowering."""
+    _, values, condition = query.trace()
+    answer: SolveResult = check_sat([condition.node], [v.node for v in values],
+                                    solver=solver, timeout=timeout)
+    if answer.status == "unsat":
+        result = PROVED if query.kind == "forall" else REFUTED
+        return Outcome(query.name, result, solver, answer.seconds)
+    if answer.status != "sat":
+        return Outcome(query.name, UNKNOWN, solver, answer.seconds, answer.reason)
+    holds, words = query.replay(answer.model)
+    if not holds:
+        return Outcome(query.name, UNKNOWN, solver, answer.seconds,
+                       "the solver's model did not replay on the scalar lowering", words)
+    result = REFUTED if query.kind == "forall" else WITNESS
+    return Outcome(query.name, result, solver, answer.seconds, words=words)
+
+
+def cross_check(outcome: Outcome, query: Query, settings: Settings) -> Outcome:
+    """Re-run a proved query with the second solver, when one is set."""
+    if outcome.result != PROVED or not settings.second_solver:
+        return outcome
+    if settings.second_solver == outcome.solver:
+        return outcome
+    again = decide(query, settings.second_solver, settings.second_timeout)
+    outcome.second = {"solver": again.solver, "result": again.result,
+                      "seconds": round(again.seconds, 2), "reason": again.reason}
+    return outcome
+
+
+@dataclass
+class Row:
+    """One (property, datapath, K) of the proof matrix and what the solvers said."""
+
+    property: str
+    datapath: str
+    k: int
+    result: str
+    solver: str
+    seconds: float
+    method: str
+    hardware_k: int
+    detail: str = ""
+    lemmas: list[dict[str, Any]] = field(default_factory=list)
+    second: dict[str, Any] | None = None
+    words: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def model_k(self) -> bool:
+        """A K other than the instruction's is a model of the datapath."""
+        return self.k != self.hardware_k
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["seconds"] = round(self.seconds, 2)
+        data["model_k"] = self.model_k
+        return data
+
+
+def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Outcome],
+                      method: str, detail: str = "") -> Row:
+    """Combine query outcomes into a row: every query must reach its verdict.
+
+    ``proved`` needs every ``forall`` query proved; ``witness`` rows need
+    every ``exists`` query witnessed; a refuted lemma of a lemma-based row
+    only makes the row ``unknown`` (the lemmas were too strong), while a
+    refuted monolithic query refutes the row.
+    """
+    seconds = sum(o.seconds for o in outcomes)
+    solver = outcomes[0].solver if outcomes else ""
+    results = [o.result for o in outcomes]
+    words: dict[str, int] = {}
+    for o in outcomes:
+        words.update(o.words)
+    if all(r in (PROVED, WITNESS) for r in results):
+        result = WITNESS if WITNESS in results else PROVED
+    elif REFUTED in results and method == MONOLITHIC:
+        result = REFUTED
+    else:
+        result = UNKNOWN
+        reasons = [f"{o.query}: {o.result}" + (f" ({o.reason})" if o.reason else "")
+                   for o in outcomes if o.result not in (PROVED, WITNESS)]
+        detail = "; ".join(filter(None, [detail, *reasons]))
+    seconds_list = [o.second for o in outcomes if o.second]
+    second = None
+    if seconds_list:
+        agreed = all(s["result"] == PROVED for s in seconds_list)
+        second = {"solver": seconds_list[0]["solver"],
+                  "result": PROVED if agreed and len(seconds_list) == len(outcomes) else
+                  (UNKNOWN if agreed else next(s["result"] for s in seconds_list
+                                               if s["result"] != PROVED)),
+                  "seconds": round(sum(s["seconds"] for s in seconds_list), 2)}
+    lemmas = []
+    if method == LEMMAS or len(outcomes) > 1:
+        lemmas = [{"name": o.query, "result": o.result, "solver": o.solver,
+                   "seconds": round(o.seconds, 2), "second": o.second, "reason": o.reason}
+                  for o in outcomes]
+    return Row(prop, desc.name, k, result, solver, seconds, method, desc.k, detail, lemmas,
+               second, words)
+
+
+def check_queries(prop: str, desc: Descriptor, k: int, queries: Sequence[Query],
+                  settings: Settings, method: str = MONOLITHIC, detail: str = "") -> Row:
+    """Decide every query (stopping at the first that fails), cross-check, make a row."""
+    outcomes = []
+    for query in queries:
+        outcome = cross_check(decide(query, settings.solver, settings.timeout), query, settings)
+        outcomes.append(outcome)
+        if outcome.result not in (PROVED, WITNESS):
+            break
+    return row_from_outcomes(prop, desc, k, outcomes, method, detail)
+
+
+# ------------------------------------------------------------ datapath helpers
+
+
+def layout_variables(desc: Descriptor, k: int, prefix: str = "") -> tuple[tuple[str, int], ...]:
+    """One variable per input word of ``desc`` at logical ``k`` (names get ``prefix``)."""
+    return tuple((prefix + spec.name, spec.width) for spec in input_layout(desc, k))
+
+
+def dot_inputs(desc: Descriptor, k: int, values: Variables, prefix: str = "") -> DotInputs:
+    """The :class:`DotInputs` made of the variables :func:`layout_variables` declared."""
+    layout = input_layout(desc, k)
+    return inputs_from(layout, [values[prefix + spec.name] for spec in layout])
+
+
+def run_dot(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+    """The hardware datapath on ``inputs`` at whatever logical K they have."""
+    return build_dot(ops, desc, inputs, any_k=True)
+
+
+def legal(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Bool:
+    """The sparse metadata legality predicate (true for dense datapaths)."""
+    return metadata_legal(ops, desc, inputs)
+
+
+# ------------------------------------------------------------------ properties
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property family's entry in the proof matrix.
+
+    ``required`` lists the datapaths of the required matrix, ``applies``
+    says which datapaths the property makes sense for, ``fast`` gives the
+    (datapath, K) rows of the default test subset, ``check`` decides one row.
+    ``covers`` names the spec modules the property exercises.
+    """
+
+    name: str
+    summary: str
+    covers: tuple[str, ...]
+    required: tuple[str, ...]
+    applies: Callable[[Descriptor], bool]
+    check: Callable[[Descriptor, int, Settings], Row]
+    fast: tuple[tuple[str, int], ...] = ()
+    k_step: Callable[[Descriptor], int] | None = None
+    default_k: Callable[[Descriptor], int] | None = None
+
+    def check_k(self, desc: Descriptor, k: int) -> None:
+        """``ValueError`` naming why ``k`` is impossible for this row."""
+        check_logical_k(desc, k)
+        if self.k_step is not None and k % self.k_step(desc):
+            raise ValueError(f"K={k} is impossible for {self.name} on {desc.name}: it must be "
+                             f"a multiple of {self.k_step(desc)}")
+
+    def k_for(self, desc: Descriptor) -> int:
+        return self.default_k(desc) if self.default_k else desc.k
+
+
+def timed(fn: Callable[[], Row]) -> Row:
+    """Run a row check; a check that raises becomes an ``unknown`` row naming the error."""
+    started = time.monotonic()
+    try:
+        return fn()
+    except Exception as exc:  # a failed check is reported, never taken as proved
+        return Row("?", "?", 0, UNKNOWN, "", time.monotonic() - started, MONOLITHIC, 0,
+                   f"check failed: {type(exc).__name__}: {exc}")

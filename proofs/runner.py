@@ -1,0 +1,183 @@
+"""The proof matrix: which rows exist, running them in parallel, and the report.
+
+Every property family module of ``proofs/`` lists its :class:`Property`
+entries in ``PROPERTIES``; :data:`FAMILIES` names those modules. A row is
+(property, datapath, K); the required matrix is every property's
+``required`` datapaths at the property's default K. Queries run in solver
+child processes, so ``jobs`` rows run at once in threads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from proofs.core import PROVED, UNKNOWN, Property, Row, Settings, timed
+from spec.catalog import CATALOG, lookup
+from spec.descriptor import Descriptor
+
+FAMILIES = ("proofs.sparse", "proofs.carry", "proofs.permutation", "proofs.sign",
+            "proofs.error_bound", "proofs.compiler_facts")
+"""The property family modules, one per family (DESIGN.md layout)."""
+
+REPORT_DIR = Path(__file__).resolve().parent
+REPORT_JSON = REPORT_DIR / "REPORT.json"
+REPORT_MD = REPORT_DIR / "REPORT.md"
+
+
+def properties() -> dict[str, Property]:
+    """Every property of every family module, by name."""
+    found: dict[str, Property] = {}
+    for module_name in FAMILIES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        for prop in module.PROPERTIES:
+            found[prop.name] = prop
+    return found
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """One row to decide."""
+
+    prop: Property
+    desc: Descriptor
+    k: int
+
+
+def select_rows(property_name: str | None = None, datapath: str | None = None,
+                k: int | None = None, fast: bool = False) -> list[RowSpec]:
+    """The rows a ``tcspec prove`` call asks for; ``ValueError`` names bad input.
+
+    No datapath: each property's required datapaths (or its fast rows).
+    A datapath: every selected property that applies to it.
+    """
+    props = properties()
+    if property_name is not None:
+        if property_name not in props:
+            raise ValueError(f"unknown property {property_name!r}; known: {', '.join(props)}")
+        chosen = [props[property_name]]
+    else:
+        chosen = list(props.values())
+    rows: list[RowSpec] = []
+    if datapath is not None:
+        desc = lookup(datapath).descriptor
+        usable = [p for p in chosen if p.applies(desc)]
+        if not usable:
+            raise ValueError(f"property {property_name} does not apply to {desc.name}"
+                             if property_name else f"no property applies to {desc.name}")
+        for prop in usable:
+            row_k = prop.k_for(desc) if k is None else k
+            prop.check_k(desc, row_k)
+            rows.append(RowSpec(prop, desc, row_k))
+        return rows
+    for prop in chosen:
+        pairs = prop.fast if fast else [(name, None) for name in prop.required]
+        for name, fast_k in pairs:
+            desc = CATALOG[name].descriptor
+            row_k = k if k is not None else (fast_k or prop.k_for(desc))
+            prop.check_k(desc, row_k)
+            rows.append(RowSpec(prop, desc, row_k))
+    return rows
+
+
+def run_rows(rows: Sequence[RowSpec], settings: Settings,
+             progress: Callable[[Row, int, int], None] | None = None) -> list[Row]:
+    """Decide every row, ``settings.jobs`` at a time; results in the order given."""
+    results: dict[int, Row] = {}
+
+    def one(spec: RowSpec) -> Row:
+        row = timed(lambda: spec.prop.check(spec.desc, spec.k, settings))
+        row.property, row.datapath, row.k, row.hardware_k = (spec.prop.name, spec.desc.name,
+                                                             spec.k, spec.desc.k)
+        return row
+
+    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
+        futures = {pool.submit(one, spec): i for i, spec in enumerate(rows)}
+        for future in as_completed(futures):
+            row = future.result()
+            results[futures[future]] = row
+            if progress:
+                progress(row, len(results), len(rows))
+    return [results[i] for i in range(len(rows))]
+
+
+def describe_row(row: Row) -> str:
+    """One line: property, datapath, K, result, solver, time, method, second opinion."""
+    k = f"K={row.k}" + (f" (model; hardware K={row.hardware_k})" if row.model_k else "")
+    second = ""
+    if row.second:
+        second = f"; {row.second['solver']}: {row.second['result']} " \
+                 f"{row.second['seconds']:.1f}s"
+    return (f"{row.property:22} {row.datapath:26} {k:28} {row.result:8} "
+            f"{row.solver} {row.seconds:.1f}s {row.method}{second}")
+
+
+def summary_counts(rows: Sequence[Row]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.result] = counts.get(row.result, 0) + 1
+    return counts
+
+
+def write_report(rows: Sequence[Row], settings: Settings, seconds: float,
+                 json_path: Path = REPORT_JSON, md_path: Path = REPORT_MD) -> None:
+    """``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table)."""
+    meta = {"solver": settings.solver, "timeout": settings.timeout,
+            "second_solver": settings.second_solver, "second_timeout": settings.second_timeout,
+            "jobs": settings.jobs, "wall_seconds": round(seconds, 1),
+            "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    json_path.write_text(json.dumps({"run": meta, "rows": [r.to_json() for r in rows]},
+                                    indent=1) + "\n", encoding="utf-8")
+    lines = ["# Proof report", "",
+             f"Run {meta['finished']}: {settings.solver} (per-query timeout "
+             f"{settings.timeout:g} s), second opinion {settings.second_solver or 'none'} "
+             f"({settings.second_timeout:g} s), {settings.jobs} jobs, "
+             f"{seconds / 60:.1f} minutes wall.", "",
+             "Counts: " + ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(rows).items())),
+             "", "| property | datapath | K | result | solver | s | method | second opinion "
+             "| detail |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        k = f"{r.k}" + (" (model)" if r.model_k else "")
+        second = f"{r.second['solver']} {r.second['result']} {r.second['seconds']:.1f}s" \
+            if r.second else "-"
+        detail = r.detail.replace("|", "/")
+        if r.lemmas:
+            detail = (detail + "; " if detail else "") + "lemmas: " + ", ".join(
+                f"{lem['name']} ({lem['result']}, {lem['seconds']:.1f}s)" for lem in r.lemmas)
+        if r.words:
+            detail += ("; " if detail else "") + "words: " + ", ".join(
+                f"{name}=0x{value:X}" for name, value in list(r.words.items())[:12])
+        lines.append(f"| {r.property} | {r.datapath} | {k} | {r.result} | {r.solver} | "
+                     f"{r.seconds:.1f} | {r.method} | {second} | {detail} |")
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def proof_counts(path: Path = REPORT_JSON) -> dict[str, dict[str, int]]:
+    """Per datapath, how many rows of the committed report are proved (or witnessed) / not."""
+    if not path.is_file():
+        return {}
+    try:
+        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    counts: dict[str, dict[str, int]] = {}
+    for row in rows:
+        entry = counts.setdefault(row["datapath"], {"proved": 0, "unknown": 0, "refuted": 0})
+        if row["result"] in (PROVED, "witness"):
+            entry["proved"] += 1
+        elif row["result"] == UNKNOWN:
+            entry["unknown"] += 1
+        else:
+            entry["refuted"] += 1
+    return counts
