@@ -167,9 +167,9 @@ def _descriptor_from_args(args: argparse.Namespace, sparse: bool) -> Any:
     return resolve(**fields, sparse=sparse)
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, Any]]:
+    """The descriptor, the checked input words and the parsed fields of eval's input flags."""
     from ref.api import prepare_dot
-    from ref.compiled import compiled_dot
     from spec.catalog import is_specified
 
     metadata: int | list[int] | None = None
@@ -179,12 +179,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     desc = _descriptor_from_args(args, sparse=metadata is not None)
     if not is_specified(desc):
         raise UsageError(f"datapath {desc.name} is not yet specified in this build")
-    a = parse_hex_list(args.a, "--a")
-    b = parse_hex_list(args.b, "--b")
-    c = parse_hex_word(args.c, "--c")
-    scale_a = parse_hex_list(args.scale_a, "--scale-a", 8) if args.scale_a else None
-    scale_b = parse_hex_list(args.scale_b, "--scale-b", 8) if args.scale_b else None
-    inputs = prepare_dot(desc, a, b, c, scale_a, scale_b, metadata)
+    if args.a is None or args.b is None:
+        raise UsageError("give --a and --b (comma-separated hex words)")
+    fields = {"a": parse_hex_list(args.a, "--a"), "b": parse_hex_list(args.b, "--b"),
+              "c": parse_hex_word(args.c, "--c"),
+              "scale_a": parse_hex_list(args.scale_a, "--scale-a", 8) if args.scale_a else None,
+              "scale_b": parse_hex_list(args.scale_b, "--scale-b", 8) if args.scale_b else None}
+    return desc, prepare_dot(desc, **fields, sparse_metadata=metadata), fields
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ref.compiled import compiled_dot
+
+    desc, inputs, fields = _dot_from_args(args)
+    a, b, c, scale_a, scale_b = (fields[k] for k in ("a", "b", "c", "scale_a", "scale_b"))
     result = compiled_dot(desc)(*inputs)
     if args.json:
         words = inputs[len(inputs) - desc.metadata_words:] if desc.sparse else None
@@ -358,6 +366,32 @@ def cmd_conform(args: argparse.Namespace) -> int:
     return 0 if good else EXIT_MISMATCH
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ref.explain import compare, explain, vector_line
+    from ref.svg import alignment_svg
+
+    if args.line:
+        if args.a or args.b or args.datapath or args.a_format:
+            raise UsageError("give either --line FILE:N or the input flags, not both")
+        desc, words = vector_line(args.line)
+    else:
+        desc, words, _ = _dot_from_args(args)
+    shown = compare(desc, words, args.vs) if args.vs else explain(desc, words)
+    if args.svg:
+        hardware = shown.left if args.vs else shown
+        if hardware.alignment is None:
+            raise UsageError(f"{desc.name} has no window to picture (integer sums are exact)")
+        picture = alignment_svg(hardware.alignment, f"{desc.name}: {hardware.model}")
+        try:
+            Path(args.svg).write_text(picture, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.svg}: {exc.strerror or exc}") from None
+    print(json.dumps(shown.data(), indent=1) if args.json else shown.text())
+    if args.svg and not args.json:
+        print(f"wrote {args.svg}")
+    return 0
+
+
 def cmd_tour(args: argparse.Namespace) -> int:
     from ref.tour import tour
 
@@ -366,6 +400,25 @@ def cmd_tour(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------- parser
+
+
+def _add_dot_arguments(p: argparse.ArgumentParser, required: bool) -> None:
+    """The input flags of one dot product (eval, explain)."""
+    p.add_argument("--datapath", help="canonical name (e.g. dense-tf32) or alias (tf32)")
+    p.add_argument("--a-format")
+    p.add_argument("--b-format")
+    p.add_argument("--d-type", choices=("f32", "f16", "s32"))
+    p.add_argument("--saturate", action="store_true")
+    p.add_argument("--scaling", choices=("ue8m0", "ue4m3"))
+    p.add_argument("--kind")
+    p.add_argument("--scale-vec", type=int, choices=(1, 2, 4))
+    p.add_argument("--a", required=required, help="comma-separated hex A words (logical K)")
+    p.add_argument("--b", required=required, help="comma-separated hex B words")
+    p.add_argument("--c", default="0x0", help="hex C word (default +0)")
+    p.add_argument("--scale-a", help="comma-separated hex scale bytes for A")
+    p.add_argument("--scale-b", help="comma-separated hex scale bytes for B")
+    p.add_argument("--metadata", help="hex sparse metadata word(s); makes the datapath sparse "
+                   "(one word is reused for every group of 8 chunks)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -380,23 +433,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("eval", help="one dot product from hex words")
-    p.add_argument("--datapath", help="canonical name (e.g. dense-tf32) or alias (tf32)")
-    p.add_argument("--a-format")
-    p.add_argument("--b-format")
-    p.add_argument("--d-type", choices=("f32", "f16", "s32"))
-    p.add_argument("--saturate", action="store_true")
-    p.add_argument("--scaling", choices=("ue8m0", "ue4m3"))
-    p.add_argument("--kind")
-    p.add_argument("--scale-vec", type=int, choices=(1, 2, 4))
-    p.add_argument("--a", required=True, help="comma-separated hex A words (logical K)")
-    p.add_argument("--b", required=True, help="comma-separated hex B words")
-    p.add_argument("--c", default="0x0", help="hex C word (default +0)")
-    p.add_argument("--scale-a", help="comma-separated hex scale bytes for A")
-    p.add_argument("--scale-b", help="comma-separated hex scale bytes for B")
-    p.add_argument("--metadata", help="hex sparse metadata word(s); makes the datapath sparse "
-                   "(one word is reused for every group of 8 chunks)")
+    _add_dot_arguments(p, required=True)
     p.add_argument("--json", action="store_true", help="print a vector line")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("explain", help="every stage of one dot product, as the spec runs it")
+    _add_dot_arguments(p, required=False)
+    p.add_argument("--line", metavar="FILE:N", help="explain line N of a vector file instead")
+    p.add_argument("--vs", metavar="MODEL", help="side by side with a candidate model "
+                   "(SEMANTICS.md section 7; `tcspec list --candidates`)")
+    p.add_argument("--svg", metavar="FILE", help="also draw the bit-alignment picture")
+    p.add_argument("--json", action="store_true", help="the stages as data")
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("validate", help="replay the frozen B200 words (and reference vectors)")
     p.add_argument("--reference", action="store_true", help="also replay the reference vectors")

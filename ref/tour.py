@@ -39,3 +39,6 @@ def tour() -> None:
     print("Next: `tcspec list` for every datapath, `tcspec eval --datapath dense-e4m3 ...` for "
           "your own words,\n`tcspec smtlib --datapath dense-tf32` for the solver formula, "
           "`tcspec validate --reference` for the evidence.")
+    words = ",".join([f"0x{TWO_POW_M13:08X}"] * 8)
+    print(f"Stop 1, stage by stage: `tcspec explain --datapath dense-tf32 --a {words} --b {words} "
+          f"--c 0x{ONE:08X}` (--vs exact-rne compares, --svg FILE draws it).")

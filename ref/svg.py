@@ -1,0 +1,129 @@
+"""The bit-alignment picture of ``tcspec explain --svg`` (SEMANTICS.md sections 2.4-2.7, 4).
+
+One row per nonzero aligned term, its significand bits placed at their
+exponents; the window (bits at or above the quantum ``2^q``) is a band,
+bits below it are shaded as lost; the exact sum and the result's kept
+bits are drawn below. Everything shown comes from a recorded
+:class:`ref.explain.Alignment`; the SVG is self-contained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from xml.sax.saxutils import escape, quoteattr
+
+from ref.explain import Alignment, hexfloat
+
+CELL_W = 14
+CELL_H = 18
+LABEL_W = 120
+CHAR_W = 7
+TOP = 58
+BELOW_WINDOW = 16
+"""Columns drawn below the quantum; lower bits are counted, not drawn."""
+
+
+def _bits(mag: int, lsb: int) -> tuple[int, int]:
+    """``mag`` without trailing zero bits, and the exponent of its lowest bit."""
+    if mag == 0:
+        return 0, lsb
+    zeros = (mag & -mag).bit_length() - 1
+    return mag >> zeros, lsb + zeros
+
+
+def _top_bit(mag: int, lsb: int) -> int:
+    return lsb + mag.bit_length() - 1
+
+
+def alignment_svg(alignment: Alignment, title: str) -> str:
+    """A standalone SVG document picturing ``alignment``."""
+    q = alignment.quantum
+    terms = [t for t in alignment.terms if t.mag]
+    sum_mag = abs(alignment.total_units)
+    tops = [_top_bit(t.mag, t.lsb) for t in terms] + [q]
+    if sum_mag:
+        tops.append(_top_bit(sum_mag, q))
+    if alignment.window_top is not None:
+        tops.append(alignment.window_top)
+    hi = max(tops)
+    lowest = min([_bits(t.mag, t.lsb)[1] for t in terms] + [q])
+    lo = max(lowest, q - BELOW_WINDOW)
+    columns = hi - lo + 1
+    notes = [f"{t.units} units; exact {hexfloat(t.value)}" for t in terms]
+    total = alignment.total_units * Fraction(2) ** q
+    sum_note = f"{alignment.total_units} units of 2^{q} = {hexfloat(total)}"
+    longest = max(len(n) for n in [*notes, sum_note, alignment.result_text]) + 4
+    width = LABEL_W + columns * CELL_W + longest * CHAR_W
+    rows = len(terms) + 3
+    height = TOP + rows * CELL_H + 40
+
+    def x_of(exponent: int) -> int:
+        return LABEL_W + (hi - exponent) * CELL_W
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="8" y="16" font-size="13">{escape(title)}</text>']
+    band_left, band_right = x_of(hi), x_of(q) + CELL_W
+    band_top, band_height = TOP - 4, len(terms) * CELL_H + 8
+    window_text = (f"window: {alignment.window_bits} bits below 2^{alignment.window_top}, "
+                   if alignment.window_top is not None else "window: ")
+    out += [f'<rect class="window" x="{band_left}" y="{band_top}" '
+            f'width="{band_right - band_left}" height="{band_height}" fill="#dbeafe" '
+            f'stroke="#2563eb"/>',
+            f'<text x="{band_left}" y="{TOP - 22}" fill="#1d4ed8">{escape(window_text)}'
+            f'units of 2^{q}; shaded bits are lost</text>',
+            f'<rect class="lost" x="{band_right}" y="{band_top}" '
+            f'width="{x_of(lo) + CELL_W - band_right}" height="{band_height}" '
+            f'fill="#e5e7eb"/>']
+    for exponent in range(hi, lo - 1, -1):
+        if exponent == q or (exponent % 4 == 0 and abs(exponent - q) > 2):
+            out.append(f'<text x="{x_of(exponent) + 1}" y="{TOP - 8}" font-size="8" '
+                       f'fill="#555">{exponent}</text>')
+    y = TOP
+    for term, note in zip(terms, notes):
+        out.append(_row(term.label, term.mag, term.lsb, q, lo, x_of, y, term.negative, note,
+                        "term"))
+        y += CELL_H
+    y += CELL_H // 2
+    out.append(f'<line x1="{LABEL_W}" y1="{y}" x2="{x_of(lo) + CELL_W}" y2="{y}" '
+               'stroke="black"/>')
+    y += 4
+    out.append(_row("sum", sum_mag, q, q, lo, x_of, y, total < 0, sum_note, "sum"))
+    y += CELL_H
+    if alignment.result_lsb is not None and alignment.result_kept:
+        out.append(_row("result", alignment.result_kept, alignment.result_lsb, q, lo, x_of, y,
+                        alignment.total_units < 0, alignment.result_text, "result"))
+    else:
+        out.append(f'<text x="8" y="{y + 13}">result  {escape(alignment.result_text)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _row(label: str, mag: int, lsb: int, q: int, lo: int, place: Callable[[int], int],
+         y: int, negative: bool, note: str, kind: str) -> str:
+    """One ``<g>`` row: label, a cell per bit from the top one down, and a note."""
+    parts = [f'<g class={quoteattr(kind)} data-label={quoteattr(label)}>',
+             f'<text x="8" y="{y + 13}">{escape(("-" if negative else "+") + " " + label)}'
+             '</text>']
+    clipped = 0
+    top = _top_bit(mag, lsb) if mag else lsb
+    for exponent in range(top, lsb - 1, -1):
+        bit = (mag >> (exponent - lsb)) & 1
+        if exponent < lo:
+            clipped += bit
+            continue
+        lost = exponent < q
+        fill = ("#f87171" if lost else "#2563eb") if bit else ("#f3f4f6" if lost else "#ffffff")
+        x = place(exponent)
+        parts.append(f'<rect x="{x}" y="{y}" width="{CELL_W - 1}" height="{CELL_H - 2}" '
+                     f'fill="{fill}" stroke="#9ca3af" stroke-width="0.5"/>')
+        parts.append(f'<text x="{x + 4}" y="{y + 12}" fill="{"white" if bit else "#6b7280"}">'
+                     f'{bit}</text>')
+    x_end = place(lo) + CELL_W + 6
+    if clipped:
+        note = f"{note}; {clipped} more one-bits below 2^{lo}"
+    parts.append(f'<text x="{x_end}" y="{y + 13}">{escape(note)}</text>')
+    parts.append("</g>")
+    return "".join(parts)
