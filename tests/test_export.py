@@ -185,3 +185,27 @@ def test_c_reference_compiles_for_the_device(tmp_path):
                       "{ d[threadIdx.x] = tcspec_dense_tf32(a, b, d[threadIdx.x]); }\n")
     subprocess.run([nvcc, "-c", str(kernel), "-o", str(tmp_path / "kernel.o")], check=True,
                    capture_output=True, text=True, cwd=tmp_path)
+
+
+def test_export_command(capsys, tmp_path):
+    from ref.cli import main
+
+    target = tmp_path / "tcgen05.smt2"
+    assert main(["export", "--lang", "smtlib", "--datapath", "tf32", "--datapath", "i8-s8-s8-wrap",
+                 "-o", str(target)]) == 0
+    assert target.read_text().count("(define-fun tcgen05.") == 2
+    assert main(["export", "--lang", "c", "--datapath", "dense-tf32", "-o",
+                 str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c" / C_SOURCE).is_file() and (tmp_path / "c" / C_HEADER).is_file()
+    capsys.readouterr()
+    for argv in (["--lang", "c", "--datapath", "tf32"], ["--lang", "smtlib"],
+                 ["--lang", "smtlib", "--all", "--form", "script"],
+                 ["--lang", "c", "--datapath", "tf32", "--form", "script", "-o", str(tmp_path)],
+                 ["--lang", "smtlib", "--datapath", "nope"],
+                 ["--lang", "smtlib", "--datapath", "tf32", "-o", str(tmp_path / "no" / "x")],
+                 ["--lang", "c", "--datapath", "tf32", "-o", str(target)]):
+        assert main(["export", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("tcspec: error: ") and err.count("\n") == 1
+    assert main(["smtlib", "--datapath", "tf32"]) == 0
+    assert capsys.readouterr().out == smtlib_text(select(["tf32"]), "script")
