@@ -213,11 +213,14 @@ def two_stage_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str
 
 
 # name: (product window, scale window, C window, product group, C-dominant block,
-#        per-group C merge, subnormal floor) -- SEMANTICS.md section 4, restated here.
+#        per-group C merge, subnormal floor) -- SEMANTICS.md section 4, restated here,
+#        and the NVFP4 candidates of section 7.
 BLOCK_FAMILIES = {
     "mxf8f6f4": (25, None, 25, 1, 1, False, None),
     "nvfp4": (39, 35, 35, 4, 16, False, None),
     "mxf4": (39, 35, 35, 16, 16, True, -174),
+    "nvfp4-per-product": (39, 35, 35, 1, 16, False, None),
+    "nvfp4-k16": (39, 35, 35, 16, 16, False, None),
 }
 
 
