@@ -121,6 +121,10 @@ class AlignedTerm:
     def value(self) -> Fraction:
         return dyadic(self.negative, self.mag, self.lsb)
 
+    def lost_at(self, quantum: int) -> Fraction:
+        """What alignment to units of ``2^quantum`` dropped (exact minus aligned)."""
+        return self.value - self.units * Fraction(2) ** quantum
+
 
 @dataclass
 class Alignment:
@@ -665,8 +669,13 @@ def compare(desc: Descriptor, words: Sequence[int], candidate: str,
     return Comparison(left, right, shared, only_left, only_right, first, sentence)
 
 
-def _lossy_terms(stage: Stage) -> list[dict[str, Any]]:
-    return [row for row in stage.rows if row["lost"] != "0"]
+def _short(value: str, digits: int = 12) -> str:
+    """A long hex-float cut to ``digits`` fraction digits (marked ``...``) for a sentence."""
+    mantissa, _, exponent = value.partition("p")
+    whole, _, fraction = mantissa.partition(".")
+    if not exponent or len(fraction) <= digits:
+        return value
+    return f"{whole}.{fraction[:digits]}...p{exponent}"
 
 
 def _sentence(left: Explanation, right: Explanation, first: str | None,
@@ -676,16 +685,32 @@ def _sentence(left: Explanation, right: Explanation, first: str | None,
     lm, rm = left.model, right.model
     missing = (f" ({rm} records no {', '.join(only_left)} stage; compared the stages both "
                "record)") if only_left else ""
+    d_type = left.descriptor.d_type
+    if first is None and left.word != right.word:
+        return (f"{lm} gives {hex_word(left.word, d_type)} and {rm} "
+                f"{hex_word(right.word, d_type)}, but no stage both record tells them "
+                f"apart{missing}.")
     if first is None:
         return (f"{lm} and {rm} agree at every stage both record; both give "
-                f"D = {hex_word(left.word, left.descriptor.d_type)}{missing}.")
+                f"D = {hex_word(left.word, d_type)}{missing}.")
     x, y = a[first], b[first]
     name = x.name
     if name == "window":
+        windows = sum(stage.name == "window" for stage in right.stages)
         return (f"They first differ at the window exponent: {lm} has R = {x.facts['R']}"
                 + (f" (clamped up from {x.facts['max_raw']})" if x.facts.get("clamp_applied")
                    else "")
-                + f", {rm} has R = {y.facts['R']}{missing}.")
+                + f", {rm} has R = {y.facts['R']}"
+                + (f" (the first of its {windows} windows)" if windows > 1 else "")
+                + f"{missing}.")
+    if name == "groups" and x.facts["group"] != y.facts["group"]:
+        sums = a["sum"].facts["value"], b["sum"].facts["value"]
+        outcome = (f"the exact sums still agree ({_short(sums[0])})" if sums[0] == sums[1]
+                   else f"exact sums {_short(sums[0])} ({lm}) vs {_short(sums[1])} ({rm})")
+        return (f"They first differ at the group sums: {lm} sums aligned groups of "
+                f"{x.facts['group']} products exactly before truncating each to units of "
+                f"2^{x.facts['quantum']}, {rm} groups of {y.facts['group']}; {outcome}"
+                f"{missing}.")
     if name in ("align", "groups"):
         qa, qb = x.facts["quantum"], y.facts["quantum"]
         diff = next(((p, q) for p, q in zip(x.rows, y.rows) if p["aligned"] != q["aligned"]),
@@ -696,23 +721,25 @@ def _sentence(left: Explanation, right: Explanation, first: str | None,
             return (f"They first differ at alignment: {lm} aligns to units of 2^{qa}, "
                     f"{rm} to units of 2^{qb}{where}{missing}.")
         return f"They first differ at alignment (both in units of 2^{qa}){where}{missing}."
-    if name == "sum" and "align" in a and "align" not in b:
-        align = a["align"]
-        lossy = _lossy_terms(align)
-        q, bits = align.facts["quantum"], align.facts["window_bits"]
+    window = left.alignment
+    if name == "sum" and "align" in a and "align" not in b and window is not None:
+        q, bits = window.quantum, window.window_bits
+        lossy = sorted((t for t in window.terms if t.lost_at(q)),
+                       key=lambda t: -abs(t.lost_at(q)))
         if lossy:
             more = f" (and bits of {len(lossy) - 1} more terms)" if len(lossy) > 1 else ""
-            return (f"The {lm} window is {bits} bits below 2^{q + bits} (units of 2^{q}); "
-                    f"{rm} keeps {lossy[0]['lost']} of {lossy[0]['term']}{more}, which the "
-                    f"window truncates: exact sums {y.facts['value']} ({rm}) vs "
-                    f"{x.facts['value']} ({lm}).")
+            kept = hexfloat(lossy[0].lost_at(q))
+            return (f"The {lm} window is {bits} bits below 2^{window.window_top} (units of "
+                    f"2^{q}); {rm} keeps {kept} of {lossy[0].label}{more}, "
+                    f"which the window truncates: exact sums {_short(y.facts['value'])} "
+                    f"({rm}) vs {_short(x.facts['value'])} ({lm}).")
     if name == "sum":
-        return (f"They first differ at the exact sum: {x.facts['value']} ({lm}) vs "
-                f"{y.facts['value']} ({rm}){missing}.")
+        return (f"They first differ at the exact sum: {_short(x.facts['value'])} ({lm}) vs "
+                f"{_short(y.facts['value'])} ({rm}){missing}.")
     if name.startswith("convert"):
         return (f"They first differ at the conversion: {lm} gives "
-                f"{hex_word(x.facts['word'], left.descriptor.d_type)}, {rm} "
-                f"{hex_word(y.facts['word'], left.descriptor.d_type)}{missing}.")
+                f"{hex_word(x.facts['word'], d_type)}, {rm} "
+                f"{hex_word(y.facts['word'], d_type)}{missing}.")
     return f"They first differ at stage {x.title}{missing}."
 
 

@@ -177,3 +177,28 @@ def test_hexfloat_is_exact():
     assert hexfloat(Fraction(-1, 2 ** 26)) == "-0x1p-26"
     assert hexfloat(0) == "0"
     assert hexfloat((1 << 24) - 1) == "0x1.fffffep+23"
+
+
+def test_block_rules_candidate_differs_at_the_group_sums():
+    desc = lookup("dense-nvfp4").descriptor
+    words, _ = _vector_words("dense-nvfp4")
+    comparison = compare(desc, words, "nvfp4-k16")
+    assert comparison.first_difference == "groups"
+    assert "groups of 4" in comparison.sentence and "groups of 16" in comparison.sentence
+
+
+@pytest.mark.parametrize("name", ["dense-tf32", "dense-nvfp4", "dense-mxf4", "sparse-e4m3"])
+def test_stage_hooks_build_nothing(name):
+    """Recording every stage on the tracer leaves the DAG as it is (same nodes, same output)."""
+    from smt.formula import _symbolic_dot, traced
+    from smt.trace import TraceOps
+
+    class RecordingTrace(TraceOps):
+        def observe(self, stage, **values):
+            self.stages = [*getattr(self, "stages", []), stage]
+
+    ops = RecordingTrace()
+    _, result, _ = _symbolic_dot(ops, lookup(name).descriptor)
+    plain = traced(lookup(name).descriptor)
+    assert len(ops) == plain.node_count and result.node.id == plain.output.id
+    assert "convert" in ops.stages
