@@ -104,12 +104,14 @@ def _list_candidates(as_json: bool) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from proofs.runner import proof_counts
     from ref.vectorfiles import vector_counts
     from spec.catalog import CATALOG
 
     if args.candidates:
         return _list_candidates(args.json)
     frozen, reference = vector_counts()
+    proofs = proof_counts()
     rows = []
     for name, entry in CATALOG.items():
         desc = entry.descriptor
@@ -128,20 +130,25 @@ def cmd_list(args: argparse.Namespace) -> int:
             "reference_vectors": reference.get(name, 0), "status": status,
             "hardware_validated_family": entry.hardware_validated,
             "specified": entry.specified,
+            "proofs": proofs.get(name, {"proved": 0, "unknown": 0, "refuted": 0}),
         })
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
     print(f"{'datapath':28} {'family':19} {'K':>4} {'B200':>5} {'ref':>5}  "
-          f"{'status':38} specified")
+          f"{'status':38} proofs (proved/unknown)")
     for row in rows:
+        counts = row["proofs"]
+        shown = f"{counts['proved']}/{counts['unknown']}" if any(counts.values()) else "-"
+        if counts["refuted"]:
+            shown += f" ({counts['refuted']} refuted)"
         print(f"{row['name']:28} {row['family']:19} {row['K']:>4} {row['b200_words']:>5} "
-              f"{row['reference_vectors']:>5}  {row['status']:38} "
-              f"{'yes' if row['specified'] else 'not yet'}")
+              f"{row['reference_vectors']:>5}  {row['status']:38} {shown}")
     specified = sum(r["specified"] for r in rows)
     print(f"\n{len(rows)} datapaths catalogued, {specified} specified in this build; "
           f"{sum(r['hardware_validated_family'] for r in rows)} are the B200-validated "
-          "datapaths of SEMANTICS.md section 6.")
+          "datapaths of SEMANTICS.md section 6. Proof counts come from proofs/REPORT.json "
+          "(`tcspec prove`).")
     return 0
 
 
@@ -392,6 +399,48 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prove(args: argparse.Namespace) -> int:
+    from proofs.core import Settings
+    from proofs.runner import describe_row, run_rows, select_rows, summary_counts, write_report
+    from smt.solve import SOLVERS
+
+    if args.timeout <= 0 or args.second_timeout <= 0:
+        raise UsageError("--timeout and --second-timeout must be positive seconds")
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    second = None if args.second_solver == "none" else args.second_solver
+    if second is not None and second not in SOLVERS:
+        raise UsageError(f"unknown --second-solver {second!r}")
+    rows = select_rows(args.property, args.datapath, args.k, fast=args.fast)
+    settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
+    print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
+          f"{settings.jobs} job(s)", file=sys.stderr, flush=True)
+    started = time.monotonic()
+
+    def progress(row: Any, done: int, total: int) -> None:
+        print(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)",
+              file=sys.stderr, flush=True)
+
+    results = run_rows(rows, settings, progress)
+    seconds = time.monotonic() - started
+    if args.report:
+        write_report(results, settings, seconds)
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=1))
+    else:
+        for row in results:
+            print(describe_row(row))
+            if row.detail:
+                print(f"    {row.detail}")
+            if row.words:
+                print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
+        print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
+        if args.report:
+            print("wrote proofs/REPORT.json and proofs/REPORT.md")
+    return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
+
+
 def cmd_tour(args: argparse.Namespace) -> int:
     from ref.tour import tour
 
@@ -489,6 +538,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tour", help="a short guided tour of the arithmetic")
     p.set_defaults(func=cmd_tour)
+
+    p = sub.add_parser("prove", help="prove properties for all inputs (the proof matrix)")
+    p.add_argument("--property", help="one property family row kind (default: all)")
+    p.add_argument("--datapath", help="one datapath (default: each property's required ones)")
+    p.add_argument("--k", type=int, help="logical K of the query (default: the hardware K; "
+                   "any other K is a model of the datapath)")
+    p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per query (120)")
+    p.add_argument("--second-solver", default="z3",
+                   help="re-run proved queries with this solver (z3, cvc5 or none)")
+    p.add_argument("--second-timeout", type=float, default=60.0,
+                   help="seconds per query for the second solver (60)")
+    p.add_argument("--jobs", type=int, default=1, help="rows decided in parallel")
+    p.add_argument("--fast", action="store_true", help="the small-K subset the tests run")
+    p.add_argument("--report", action="store_true",
+                   help="write proofs/REPORT.json and proofs/REPORT.md")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.set_defaults(func=cmd_prove)
     return parser
 
 
