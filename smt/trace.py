@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ref.scalar import ScalarOps
 from spec.bitvec import BV, Bool, Ops
+from spec.scalar import ScalarOps
 
 _FOLD = ScalarOps()
 
