@@ -1,8 +1,9 @@
 """One-source conformance: every lowering of the specification on the same inputs.
 
 The lowerings are the interpreted scalar backend, the compiled scalar
-lowering, the NumPy batch backend, the Z3 formula evaluated on the inputs,
-and the SMT-LIB2 text re-parsed by Z3 and evaluated. ``tcspec conform`` and
+lowering, the NumPy batch backend, the compiled C batch kernel (where a C
+compiler is found), the Z3 formula evaluated on the inputs, and the SMT-LIB2
+text re-parsed by Z3 and evaluated. ``tcspec conform`` and
 the test suite both run them through :func:`compare`.
 """
 
@@ -14,8 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ref.api import run_batch, run_scalar
+from ref.api import run_numpy, run_scalar
 from ref.compiled import compiled_dot
+from ref.kernels import compiler, kernel_for
 from smt.formula import reparsed_z3, z3_formula
 from spec.descriptor import Descriptor
 
@@ -33,7 +35,13 @@ def compiled(desc: Descriptor, cases: Cases) -> list[int]:
 
 def numpy_batch(desc: Descriptor, cases: Cases) -> list[int]:
     matrix = np.array(cases, dtype=np.uint64).reshape(len(cases), -1)
-    return run_batch(desc, [matrix[:, i] for i in range(matrix.shape[1])], len(cases)).tolist()
+    return run_numpy(desc, [matrix[:, i] for i in range(matrix.shape[1])], len(cases)).tolist()
+
+
+def c_kernel(desc: Descriptor, cases: Cases) -> list[int]:
+    kernel = kernel_for(desc)
+    matrix = np.array(cases, dtype=np.uint32).reshape(len(cases), -1)
+    return kernel([matrix[:, i] for i in range(matrix.shape[1])], len(cases)).tolist()  # type: ignore[misc]
 
 
 def z3_evaluated(desc: Descriptor, cases: Cases) -> list[int]:
@@ -50,10 +58,12 @@ LOWERINGS: dict[str, Callable[[Descriptor, Cases], list[int]]] = {
     "scalar": scalar,
     "compiled": compiled,
     "numpy": numpy_batch,
+    **({"kernel": c_kernel} if compiler() else {}),
     "z3": z3_evaluated,
     "smtlib": smtlib_reparsed,
 }
-"""Every lowering, by name; the first is the reference the others are compared with."""
+"""Every lowering, by name; the first is the reference the others are compared with.
+The C kernel joins where a C compiler is found."""
 
 
 @dataclass
@@ -77,10 +87,13 @@ class Comparison:
         return out
 
 
-def compare(desc: Descriptor, cases: Cases) -> Comparison:
-    """Run every lowering on ``cases`` (checked input words in ``input_layout`` order)."""
+def compare(desc: Descriptor, cases: Cases,
+            lowerings: dict[str, Callable[[Descriptor, Cases], list[int]]] | None = None
+            ) -> Comparison:
+    """Run every lowering (or those given) on ``cases`` (checked input words in
+    ``input_layout`` order)."""
     results, seconds = {}, {}
-    for name, lower in LOWERINGS.items():
+    for name, lower in (LOWERINGS if lowerings is None else lowerings).items():
         start = time.perf_counter()
         results[name] = lower(desc, cases)
         seconds[name] = time.perf_counter() - start

@@ -1,0 +1,440 @@
+"""Compiled batch kernels: the traced DAG printed as C over blocks of rows.
+
+The tracer (:mod:`smt.trace`) records a datapath once per descriptor with
+its static parts folded away; this module prints the live DAG as one C
+function of uint32 input columns. Rows are processed in blocks of
+:data:`BLOCK` rows; the body is cut into *segments* of consecutive nodes,
+each a branch-free loop over the block (``ite`` is a select, booleans are
+all-ones masks, shifts are guarded: an amount at or above the width gives 0
+or the sign fill, never C's undefined behaviour). Values used by a later
+segment live in per-block column buffers, reused once dead; the rest stay
+in registers. Every loop has a fixed trip count and no branches, so the
+compiler vectorises it. The system C compiler builds the shared object once
+per (DAG, generator); later runs load it from an on-disk cache.
+
+Where no compiler is found, callers fall back to NumPy (said once on stderr).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from smt.trace import Node, walk
+from spec.descriptor import Descriptor
+
+GENERATOR_VERSION = "tcspec-kernels-1"
+BLOCK = 32
+"""Rows per block: every segment loop runs this many rows."""
+SEGMENT = 100
+"""Nodes per segment loop (values crossing segments go through block buffers)."""
+REMAT = 3
+"""Nodes whose cone has at most this many operations are recomputed where used."""
+CFLAGS = ("-O3", "-march=native", "-mprefer-vector-width=512", "-fno-trapping-math",
+          "-fno-math-errno", "-fPIC", "-shared", "-std=c11")
+COMPILE_MIN_ROWS = 200_000
+"""Smallest run that compiles a kernel not yet in the cache (below it NumPy runs)."""
+CACHED_MIN_ROWS = 2_048
+"""Smallest run that uses an already-built kernel."""
+
+_U64 = "uint64_t"
+
+
+def _hex(value: int) -> str:
+    return f"UINT64_C(0x{value:X})"
+
+
+def _mask(width: int) -> int:
+    return (1 << width) - 1
+
+
+class _Printer:
+    """C expressions of DAG nodes, given how to refer to a non-constant operand."""
+
+    def __init__(self, ref: Callable[[Node], str]) -> None:
+        self.ref = ref
+
+    def operand(self, node: Node) -> str:
+        if node.op == "const":
+            return _hex(node.value)
+        if node.op == "bool_const":
+            return _hex(_mask(64)) if node.value else "UINT64_C(0)"
+        return self.ref(node)
+
+    def masked(self, expr: str, width: int) -> str:
+        return expr if width >= 64 else f"(({expr}) & {_hex(_mask(width))})"
+
+    def expr(self, node: Node) -> str:
+        op, w = node.op, node.width
+        a = [self.operand(x) for x in node.args]
+        aw = node.args[0].width if node.args else None
+        if op == "extract":
+            hi, lo = node.params
+            return self.masked(f"{a[0]} >> {lo}", hi - lo + 1)
+        if op == "concat":
+            return f"(({a[0]} << {node.args[1].width}) | {a[1]})"
+        if op == "zext":
+            return a[0]
+        if op == "sext":
+            sign = _hex(1 << (aw - 1))
+            return self.masked(f"({a[0]} ^ {sign}) - {sign}", w)
+        if op == "not":
+            return self.masked(f"~{a[0]}", w)
+        if op in ("and", "or", "xor"):
+            return f"({a[0]} {dict(zip(('and', 'or', 'xor'), '&|^'))[op]} {a[1]})"
+        if op in ("add", "sub", "mul"):
+            return self.masked(f"{a[0]} {dict(zip(('add', 'sub', 'mul'), '+-*'))[op]} {a[1]}", w)
+        if op == "neg":
+            return self.masked(f"UINT64_C(0) - {a[0]}", w)
+        if op in ("shl", "lshr"):
+            sym = "<<" if op == "shl" else ">>"
+            shifted = self.masked(f"{a[0]} {sym} ({a[1]} & 63)", w)
+            return f"({shifted} & (UINT64_C(0) - (uint64_t)({a[1]} < {w})))"
+        if op == "ashr":
+            sign = _hex(1 << (w - 1))
+            amount = f"({a[1]} < 63 ? {a[1]} : 63)"
+            return self.masked(f"(uint64_t)((int64_t)(({a[0]} ^ {sign}) - {sign}) >> {amount})",
+                               w)
+        if op in ("eq", "ult", "ule", "slt", "sle"):
+            x, y = a
+            if op in ("slt", "sle"):
+                sign = _hex(1 << (aw - 1))
+                x, y = f"({x} ^ {sign})", f"({y} ^ {sign})"
+            cmp = dict(eq="==", ult="<", ule="<=", slt="<", sle="<=")[op]
+            return f"(UINT64_C(0) - (uint64_t)({x} {cmp} {y}))"
+        if op in ("band", "bor", "bxor"):
+            return f"({a[0]} {dict(band='&', bor='|', bxor='^')[op]} {a[1]})"
+        if op == "bnot":
+            return f"(~{a[0]})"
+        if op == "ite":
+            c, t, e = a
+            return f"(({t} & {c}) | ({e} & ~{c}))"
+        raise ValueError(f"no C lowering for primitive {op!r}")
+
+
+def _strip_zext(node: Node) -> Node:
+    """``zext`` is the identity on uint64 values: refer to the extended node itself."""
+    while node.op == "zext":
+        node = node.args[0]
+    return node
+
+
+def _cheap_nodes(order: Sequence[Node], limit: int) -> set[int]:
+    """Nodes whose whole cone down to inputs is at most ``limit`` operations: recomputed
+    where used instead of being kept in a block buffer."""
+    cones: dict[int, frozenset[int] | None] = {}
+    for node in order:
+        cone: set[int] = {node.id}
+        for arg in node.args:
+            arg = _strip_zext(arg)
+            if arg.op in ("const", "bool_const", "var"):
+                continue
+            sub = cones.get(arg.id)
+            if sub is None:
+                cone = set(range(-limit - 1, 0))
+                break
+            cone |= sub
+        cones[node.id] = frozenset(cone) if len(cone) <= limit else None
+    return {nid for nid, cone in cones.items() if cone is not None}
+
+
+def _operands(node: Node, cheap: set[int]) -> set[int]:
+    """The buffered values and inputs ``node``'s expression reads, seen through cheap nodes."""
+    out: set[int] = set()
+    stack = list(node.args)
+    while stack:
+        arg = _strip_zext(stack.pop())
+        if arg.op in ("const", "bool_const"):
+            continue
+        if arg.id in cheap:
+            stack.extend(arg.args)
+        else:
+            out.add(arg.id)
+    return out
+
+
+def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]) -> dict[int, int]:
+    """A block buffer for each value used outside its segment, reused once dead."""
+    born = {node.id: s for s, seg in enumerate(segments) for node in seg}
+    last_use: dict[int, int] = {}
+    tail = Node(-1, "final", (final,), (), None)
+    for s, seg in enumerate(segments):
+        for node in seg + ([tail] if s == len(segments) - 1 else []):
+            for nid in _operands(node, cheap):
+                if nid in born and born[nid] != s:
+                    last_use[nid] = s
+    buffers: dict[int, int] = {}
+    free: list[int] = []
+    count = 0
+    dying: dict[int, list[int]] = {}
+    for nid, s in last_use.items():
+        dying.setdefault(s, []).append(nid)
+    for s, seg in enumerate(segments):
+        for node in seg:
+            if node.id in last_use:
+                if not free:
+                    free.append(count)
+                    count += 1
+                buffers[node.id] = free.pop()
+        for nid in dying.get(s, []):
+            free.append(buffers[nid])
+    return buffers
+
+
+def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kernel",
+                  block: int = BLOCK, segment: int = SEGMENT, remat: int = REMAT) -> str:
+    """C source of ``void name(int64_t n, const uint32_t *const *cols, uint32_t *out)``.
+
+    ``cols[j]`` is input ``j`` (``inputs`` order) for all ``n`` rows; ``out``
+    receives the low 32 bits of ``output`` for each row.
+    """
+    column = {node.id: j for j, node in enumerate(inputs)}
+    wide = [n for n in walk([output]) if n.width is not None and n.width > 64]
+    if wide:
+        raise ValueError(f"a C kernel holds values of at most 64 bits; this DAG has a "
+                         f"{wide[0].width}-bit {wide[0].op}")
+    every = [n for n in walk([output]) if n.op not in ("const", "bool_const", "zext", "var")]
+    cheap = _cheap_nodes(every, remat)
+    order = [n for n in every if n.id not in cheap]
+    segments = [order[i:i + segment] for i in range(0, len(order), segment)] or [[]]
+    final = _strip_zext(output)
+    buffers = _buffers(segments, final, cheap)
+    slots = max(len(set(buffers.values())), 1)
+    width = max(len(inputs), 1)
+    lines = ["#include <stdint.h>", "#include <string.h>", f"#define B {block}",
+             f"void {name}(int64_t n, const uint32_t *const *cols, uint32_t *out) {{",
+             f"  uint64_t T[{slots}][B] __attribute__((aligned(64)));",
+             f"  uint32_t pad[{width}][B] __attribute__((aligned(64)));",
+             "  uint32_t tail[B];",
+             f"  const uint32_t *src[{width}];",
+             "  for (int64_t base = 0; base < n; base += B) {",
+             "    int64_t m = n - base < B ? n - base : B;",
+             "    uint32_t *dst = m == B ? out + base : tail;",
+             f"    for (int j = 0; j < {len(inputs)}; j++) {{",
+             "      if (m == B) { src[j] = cols[j] + base; continue; }",
+             "      memset(pad[j], 0, sizeof pad[j]);",
+             "      memcpy(pad[j], cols[j] + base, (size_t)m * sizeof(uint32_t));",
+             "      src[j] = pad[j];",
+             "    }"]
+    for s, seg in enumerate(segments):
+        local: set[int] = set()
+        body: list[str] = []
+        printer = _Printer(lambda node: ref(node))
+
+        def ref(node: Node, local: set[int] = local, body: list[str] = body,
+                printer: _Printer = printer) -> str:
+            node = _strip_zext(node)
+            if node.op in ("const", "bool_const"):
+                return printer.operand(node)
+            if node.id not in local:
+                if node.op == "var":
+                    body.append(f"      {_U64} v{node.id} = src[{column[node.id]}][i];")
+                elif node.id in cheap:
+                    body.append(f"      {_U64} v{node.id} = {printer.expr(node)};")
+                else:
+                    return f"T[{buffers[node.id]}][i]"
+                local.add(node.id)
+            return f"v{node.id}"
+
+        for node in seg:
+            expr = printer.expr(node)
+            body.append(f"      {_U64} v{node.id} = {expr};")
+            local.add(node.id)
+            if node.id in buffers:
+                body.append(f"      T[{buffers[node.id]}][i] = v{node.id};")
+        if s == len(segments) - 1:
+            body.append(f"      dst[i] = (uint32_t)({ref(final)});")
+        lines.append("    for (int i = 0; i < B; i++) {")
+        lines.extend(body)
+        lines.append("    }")
+    lines += ["    if (m < B) memcpy(out + base, tail, (size_t)m * sizeof(uint32_t));",
+              "  }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def cache_dir() -> Path:
+    """Where built kernels are kept: ``$TCSPEC_CACHE_DIR``, else ``$XDG_CACHE_HOME/tcspec``,
+    else ``~/.cache/tcspec``."""
+    explicit = os.environ.get("TCSPEC_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tcspec"
+
+
+@functools.cache
+def compiler() -> str | None:
+    """The C compiler to build kernels with (``$CC``, else cc/gcc/clang on PATH), or None."""
+    for candidate in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if candidate and shutil.which(candidate):
+            return shutil.which(candidate)
+    return None
+
+
+@functools.cache
+def _compiler_identity(cc: str) -> str:
+    try:
+        done = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return cc
+    return cc + "\n" + done.stdout.splitlines()[0] if done.stdout else cc
+
+
+class KernelBuildError(RuntimeError):
+    """No kernel could be built (no compiler, or the compiler failed)."""
+
+
+@dataclass
+class Kernel:
+    """A loaded kernel: call it on uint32 columns; how it was obtained and how long it took."""
+
+    name: str
+    inputs: int
+    path: Path
+    compiled: bool
+    seconds: float
+    function: object
+
+    def __call__(self, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
+        """Result words ``uint32[rows]`` of C-contiguous ``uint32`` columns (layout order)."""
+        if len(columns) != self.inputs:
+            raise ValueError(f"{self.name} kernel takes {self.inputs} columns, "
+                             f"got {len(columns)}")
+        keep = [np.ascontiguousarray(col, dtype=np.uint32) for col in columns]
+        for col in keep:
+            if col.shape != (rows,):
+                raise ValueError(f"kernel column has shape {col.shape}, expected ({rows},)")
+        pointers = (ctypes.c_void_p * max(len(keep), 1))(*[c.ctypes.data for c in keep])
+        out = np.empty(rows, dtype=np.uint32)
+        if rows:
+            self.function(ctypes.c_int64(rows), pointers, out.ctypes.data)  # type: ignore[operator]
+        return out
+
+
+def _symbol(digest: str) -> str:
+    return f"tcspec_{digest[:16]}"
+
+
+def _build(source: str, target: Path, cc: str, flags: Sequence[str]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as work:
+        c_file = Path(work) / "kernel.c"
+        c_file.write_text(source, encoding="utf-8")
+        so_file = Path(work) / "kernel.so"
+        done = subprocess.run([cc, *flags, str(c_file), "-o", str(so_file)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise KernelBuildError(f"{cc} failed: {done.stderr.strip()[:500]}")
+        os.replace(so_file, target)
+
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, Kernel] = {}
+_FAILED: dict[Descriptor, str] = {}
+
+
+@functools.cache
+def _source(desc: Descriptor, block: int, segment: int, remat: int) -> tuple[str, int]:
+    from smt.formula import traced
+
+    formula = traced(desc)
+    text = kernel_source(formula.inputs, formula.output, "tcspec_kernel", block, segment, remat)
+    return text, len(formula.inputs)
+
+
+def kernel_for(desc: Descriptor, *, build: bool = True, flags: Sequence[str] = CFLAGS,
+               block: int = BLOCK, segment: int = SEGMENT, remat: int = REMAT
+               ) -> Kernel | None:
+    """The compiled kernel of ``desc``: loaded from the cache, or built when ``build``.
+
+    Returns None when it is not cached and ``build`` is false; raises
+    :class:`KernelBuildError` when there is no compiler or the build fails.
+    """
+    start = time.perf_counter()
+    source, inputs = _source(desc, block, segment, remat)
+    kernel = load_source(source, inputs, desc.name, build=build, flags=flags)
+    if kernel is not None and kernel.compiled:
+        kernel.seconds = time.perf_counter() - start
+    return kernel
+
+
+def load_source(source: str, inputs: int, name: str, *, build: bool = True,
+                flags: Sequence[str] = CFLAGS) -> Kernel | None:
+    """The kernel printed as ``source`` (by :func:`kernel_source`), through the on-disk cache
+    (keyed by a hash of the generator, the compiler, its flags and the source)."""
+    cc = compiler()
+    if cc is None:
+        raise KernelBuildError("no C compiler found (set CC, or install gcc or clang)")
+    start = time.perf_counter()
+    key = "\n".join([GENERATOR_VERSION, _compiler_identity(cc), " ".join(flags), source])
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    with _LOCK:
+        if digest in _LOADED:
+            return _LOADED[digest]
+        target = cache_dir() / f"{name}-{digest[:24]}.so"
+        compiled = False
+        if not target.exists():
+            if not build:
+                return None
+            try:
+                _build(source, target, cc, flags)
+            except OSError as exc:
+                raise KernelBuildError(f"cannot build in {target.parent}: {exc}") from None
+            compiled = True
+        try:
+            function = ctypes.CDLL(str(target)).tcspec_kernel
+        except (OSError, AttributeError) as exc:
+            raise KernelBuildError(f"cannot load {target}: {exc}") from None
+        function.restype = None
+        function.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+        kernel = Kernel(name, inputs, target, compiled, time.perf_counter() - start, function)
+        _LOADED[digest] = kernel
+        return kernel
+
+
+def kernels_mode() -> str:
+    """``$TCSPEC_KERNELS``: ``auto`` (default; by row threshold), ``always`` or ``off``."""
+    mode = os.environ.get("TCSPEC_KERNELS", "auto").strip().lower() or "auto"
+    return mode if mode in ("auto", "always", "off") else "auto"
+
+
+def fast_kernel(desc: Descriptor, rows: int) -> Kernel | None:
+    """The kernel to run ``rows`` rows of ``desc`` on, or None for NumPy.
+
+    A cached kernel is used from :data:`CACHED_MIN_ROWS` rows; one not yet
+    built is compiled only for runs of :data:`COMPILE_MIN_ROWS` rows or more.
+    When no kernel can be built, NumPy runs and stderr says so once.
+    """
+    mode = kernels_mode()
+    if mode == "off" or desc in _FAILED or (mode == "auto" and rows < CACHED_MIN_ROWS):
+        return None
+    try:
+        return kernel_for(desc, build=mode == "always" or rows >= COMPILE_MIN_ROWS)
+    except (KernelBuildError, ValueError) as exc:
+        _FAILED[desc] = str(exc)
+        _warn_once(str(exc))
+        return None
+
+
+_warned = False
+
+
+def _warn_once(message: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        print(f"tcspec: compiled kernels unavailable ({message}); running on NumPy",
+              file=sys.stderr)
