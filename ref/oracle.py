@@ -192,8 +192,8 @@ def two_stage_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str
                     b_format: str | None = None, d_type: str = "f32", product_window: int = 25,
                     c_window: int = 25) -> int:
     """Candidate ``two-stage`` (section 7): products truncated to ``2^(P - product_window)``
-    and summed, the sum (raw ``P``) and C truncated to ``2^(R - c_window)``, ``R`` the larger
-    raw of the nonzero two; no clamp. D rounding as section 2."""
+    and summed, the sum (raw ``floor(log2 |sum|)``) and C truncated to ``2^(R - c_window)``,
+    ``R`` the larger raw of the nonzero two; no clamp. D rounding as section 2."""
     pairs, (c_value, c_raw) = _operands(a, b, c, a_format, b_format or a_format, d_type)
     special = _specials([(x[0], y[0]) for x, y in pairs], c_value)
     rounding = "rz" if d_type == "f32" else "rne"
@@ -204,7 +204,8 @@ def two_stage_model(a: Sequence[int], b: Sequence[int], c: int, *, a_format: str
     partial = (Fraction(0), 0)
     if raws:
         quantum = Fraction(2) ** (max(raws) - product_window)
-        partial = (sum(_truncate(v / quantum) for v, _ in products) * quantum, max(raws))
+        total = sum(_truncate(v / quantum) for v, _ in products) * quantum
+        partial = (total, _floor_log2(abs(total)) if total else 0)
     terms = [t for t in (partial, (c_value, c_raw)) if t[0] != 0]
     if not terms:
         return 0

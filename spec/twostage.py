@@ -2,22 +2,30 @@
 
 Stage 1 aligns every product to ``2^(P - product_window)``, ``P`` the largest
 raw over nonzero products, truncating toward zero, and sums the units
-exactly. That sum is a term of raw ``P`` (value ``units * 2^(P -
-product_window)``), nonzero when the units are. Stage 2 aligns it and C to
-``2^(R - c_window)``, ``R`` the larger raw of the two nonzero terms,
-truncating, sums, and converts as section 2.7 (F32 RZ, F16 RNE). The
-definition states its windows in full, so no -133 clamp applies.
+exactly. Stage 2 aligns that sum and C to ``2^(R - c_window)``, ``R`` the
+larger raw of the two nonzero values, truncating, sums, and converts as
+section 2.7 (F32 RZ, F16 RNE). The sum's raw is that of its value,
+``floor(log2 |sum|)`` (section 1: the raw of a normal number), so a carry
+raises it above ``P`` and a cancellation lowers it. The definition states
+its windows in full, so no -133 clamp applies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
+from spec.accumulate import (
+    align_to_quantum,
+    align_to_window,
+    exact_product,
+    exact_sum,
+    masked_max,
+    window_exponent,
+)
 from spec.bitvec import BV, Ops
 from spec.convert import encode_float
 from spec.exact import decode_operands
-from spec.formats import FloatFormat, Term, check_exponent_headroom
+from spec.formats import EXP_WIDTH, FloatFormat, check_exponent_headroom
 from spec.specials import apply_specials
 from spec.window import DESTINATIONS, WINDOW_BITS
 
@@ -33,11 +41,13 @@ def two_stage_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     product_q = ops.sub(product_top, product_window)
     units = exact_sum(ops, [align_to_window(ops, p, product_q, product_window)
                             for p in products])
-    partial = Term(negative=ops.sign(units), mag=ops.abs_signed(units), raw=product_top,
-                   frac_offset=product_window, nonzero=ops.ne(units, 0))
-    terms = [partial, operands.c.term]
-    top = window_exponent(ops, terms)
+    magnitude = ops.abs_signed(units)
+    partial_raw = ops.add(ops.sub(ops.bitlen(magnitude, EXP_WIDTH), 1), product_q)
+    c_term = operands.c.term
+    top, _ = masked_max(ops, [partial_raw, c_term.raw], [ops.ne(units, 0), c_term.nonzero])
     quantum = ops.sub(top, c_window)
-    total = exact_sum(ops, [align_to_window(ops, t, quantum, c_window) for t in terms])
+    partial = align_to_quantum(ops, ops.sign(units), magnitude, product_q, quantum,
+                               max(c_window + 2, magnitude.width) + 1)
+    total = exact_sum(ops, [partial, align_to_window(ops, c_term, quantum, c_window)])
     finite = encode_float(ops, total, quantum, d_format, DESTINATIONS[d_format.name])
     return apply_specials(ops, operands.specials, finite, d_format)
