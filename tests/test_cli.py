@@ -177,3 +177,38 @@ def test_conform_runs_every_lowering_and_reports_disagreement(capsys, monkeypatc
     monkeypatch.setattr(conformance, "LOWERINGS", broken)
     code, out, _ = run(capsys, "conform", "--datapath", "i8-s8-s8-wrap", "--cases", "2")
     assert code == 1 and "DISAGREE" in out and "numpy=0x" in out
+
+
+def test_check_model_runs_a_candidate_and_skips_lines_it_does_not_apply_to(capsys):
+    candidates = str(REFERENCE_DIR.parent / "candidates" / "mma-sim.jsonl")
+    code, out, _ = run(capsys, "check", "--model", "mma-sim", candidates)
+    assert code == 0 and "against model mma-sim" in out and " 124     124 " in out
+    code, out, _ = run(capsys, "check", "--model", "nvfp4-k16", candidates)
+    assert code == 1 and "112 line(s) skipped" in out
+    code, out, _ = run(capsys, "check", "--model", "hardware", candidates)
+    assert code == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["check", "--model", "exact-rn", str(REFERENCE_DIR / "dense-tf32.jsonl.gz")],
+     "unknown model 'exact-rn'"),
+    (["check", "--model", "nvfp4-k16", str(REFERENCE_DIR / "dense-tf32.jsonl.gz")],
+     "model 'nvfp4-k16' applies to none of the 600 lines"),
+])
+def test_check_model_bad_input_is_one_line_exit_2(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], err
+
+
+def test_list_candidates_prints_where_each_applies(capsys):
+    code, out, _ = run(capsys, "list", "--candidates")
+    assert code == 0
+    for name in ("exact-rne", "two-stage", "window-rne-align", "nvfp4-k16", "mma-sim"):
+        assert name in out
+    assert "tf32 and bf16 datapaths" in out
+    code, out, _ = run(capsys, "list", "--candidates", "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert "dense-nvfp4" in rows["nvfp4-per-product"]["datapaths"]
+    assert rows["window-no-clamp"]["datapaths"] == ["dense-tf32", "dense-bf16", "sparse-tf32",
+                                                     "sparse-bf16"]
