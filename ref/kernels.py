@@ -33,10 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ref import cgen
 from smt.trace import Node, walk
 from spec.descriptor import Descriptor
 
-GENERATOR_VERSION = "tcspec-kernels-1"
+GENERATOR_VERSION = "tcspec-kernels-2"
 BLOCK = 32
 """Rows per block: every segment loop runs this many rows."""
 SEGMENT = 100
@@ -53,65 +54,45 @@ CACHED_MIN_ROWS = 2_048
 _U64 = "uint64_t"
 
 
-def _hex(value: int) -> str:
-    return f"UINT64_C(0x{value:X})"
-
-
-def _mask(width: int) -> int:
-    return (1 << width) - 1
+_MASKED = ("eq", "ult", "ule", "slt", "sle", "band", "bor", "bxor", "bnot", "ite",
+           "shl", "lshr", "ashr")
+"""Primitives printed here in vectorisable form; the rest come from :mod:`ref.cgen`."""
 
 
 class _Printer:
-    """C expressions of DAG nodes, given how to refer to a non-constant operand."""
+    """C expressions of DAG nodes, given how to refer to a non-constant operand.
+
+    Booleans are all-ones/zero ``uint64_t`` masks, so ``ite`` is a select by
+    ``&``/``|`` and comparisons and shifts need no branch.
+    """
 
     def __init__(self, ref: Callable[[Node], str]) -> None:
         self.ref = ref
 
     def operand(self, node: Node) -> str:
-        if node.op == "const":
-            return _hex(node.value)
         if node.op == "bool_const":
-            return _hex(_mask(64)) if node.value else "UINT64_C(0)"
+            return "~UINT64_C(0)" if node.value else "UINT64_C(0)"
+        if node.op == "const":
+            return cgen.c_expr(node, self.ref)
         return self.ref(node)
-
-    def masked(self, expr: str, width: int) -> str:
-        return expr if width >= 64 else f"(({expr}) & {_hex(_mask(width))})"
 
     def expr(self, node: Node) -> str:
         op, w = node.op, node.width
+        if op not in _MASKED:
+            return cgen.c_expr(node, self.operand)
         a = [self.operand(x) for x in node.args]
-        aw = node.args[0].width if node.args else None
-        if op == "extract":
-            hi, lo = node.params
-            return self.masked(f"{a[0]} >> {lo}", hi - lo + 1)
-        if op == "concat":
-            return f"(({a[0]} << {node.args[1].width}) | {a[1]})"
-        if op == "zext":
-            return a[0]
-        if op == "sext":
-            sign = _hex(1 << (aw - 1))
-            return self.masked(f"({a[0]} ^ {sign}) - {sign}", w)
-        if op == "not":
-            return self.masked(f"~{a[0]}", w)
-        if op in ("and", "or", "xor"):
-            return f"({a[0]} {dict(zip(('and', 'or', 'xor'), '&|^'))[op]} {a[1]})"
-        if op in ("add", "sub", "mul"):
-            return self.masked(f"{a[0]} {dict(zip(('add', 'sub', 'mul'), '+-*'))[op]} {a[1]}", w)
-        if op == "neg":
-            return self.masked(f"UINT64_C(0) - {a[0]}", w)
         if op in ("shl", "lshr"):
             sym = "<<" if op == "shl" else ">>"
-            shifted = self.masked(f"{a[0]} {sym} ({a[1]} & 63)", w)
+            shifted = f"(({a[0]} {sym} ({a[1]} & 63)) & {cgen.mask_literal(w)})"
             return f"({shifted} & (UINT64_C(0) - (uint64_t)({a[1]} < {w})))"
         if op == "ashr":
-            sign = _hex(1 << (w - 1))
             amount = f"({a[1]} < 63 ? {a[1]} : 63)"
-            return self.masked(f"(uint64_t)((int64_t)(({a[0]} ^ {sign}) - {sign}) >> {amount})",
-                               w)
+            return (f"((uint64_t)((int64_t)tcspec_bv_sext({a[0]}, {w}u) >> {amount}) & "
+                    f"{cgen.mask_literal(w)})")
         if op in ("eq", "ult", "ule", "slt", "sle"):
             x, y = a
             if op in ("slt", "sle"):
-                sign = _hex(1 << (aw - 1))
+                sign = f"UINT64_C(0x{1 << (node.args[0].width - 1):X})"
                 x, y = f"({x} ^ {sign})", f"({y} ^ {sign})"
             cmp = dict(eq="==", ult="<", ule="<=", slt="<", sle="<=")[op]
             return f"(UINT64_C(0) - (uint64_t)({x} {cmp} {y}))"
@@ -119,10 +100,8 @@ class _Printer:
             return f"({a[0]} {dict(band='&', bor='|', bxor='^')[op]} {a[1]})"
         if op == "bnot":
             return f"(~{a[0]})"
-        if op == "ite":
-            c, t, e = a
-            return f"(({t} & {c}) | ({e} & ~{c}))"
-        raise ValueError(f"no C lowering for primitive {op!r}")
+        c, t, e = a
+        return f"(({t} & {c}) | ({e} & ~{c}))"
 
 
 def _strip_zext(node: Node) -> Node:
@@ -214,7 +193,8 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
     buffers = _buffers(segments, final, cheap)
     slots = max(len(set(buffers.values())), 1)
     width = max(len(inputs), 1)
-    lines = ["#include <stdint.h>", "#include <string.h>", f"#define B {block}",
+    lines = ["#include <stdint.h>", "#include <string.h>", cgen.C_HD_MACRO, cgen.C_HELPERS,
+             f"#define B {block}",
              f"void {name}(int64_t n, const uint32_t *const *cols, uint32_t *out) {{",
              f"  uint64_t T[{slots}][B] __attribute__((aligned(64)));",
              f"  uint32_t pad[{width}][B] __attribute__((aligned(64)));",
