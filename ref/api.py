@@ -249,6 +249,17 @@ def run_numpy(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> np.
     return NUMPY.values(result, rows).astype(np.uint32)
 
 
+def matrix_operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Checked A (M x K) and B (K x N) raw-word matrices as ``uint64`` arrays."""
+    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
+    if a_arr.ndim != 2 or b_arr.ndim != 2:
+        raise ValueError(f"A and B must be matrices, got shapes {a_arr.shape} and {b_arr.shape}")
+    (m, k), (k_b, n) = a_arr.shape, b_arr.shape
+    if k != k_b:
+        raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
+    return a_arr, b_arr
+
+
 def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = None,
         sparse_metadata: Any = None, **descriptor: Any) -> Any:
     """``D = C + A @ B`` on raw words: A is M x K, B is K x N, C and D are M x N.
@@ -260,12 +271,8 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
     """
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
-    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
-    if a_arr.ndim != 2 or b_arr.ndim != 2:
-        raise ValueError(f"A and B must be matrices, got shapes {a_arr.shape} and {b_arr.shape}")
+    a_arr, b_arr = matrix_operands(a, b)
     (m, k), (k_b, n) = a_arr.shape, b_arr.shape
-    if k != k_b:
-        raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
     if k != desc.k:
         raise ValueError(f"{desc.name} takes K={desc.k}, got A {m} x {k} and B {k_b} x {n} "
                          f"(one instruction; ref.gemm chains instructions over a K that is a "

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ref.api import _array, mma
+from ref.api import _array, matrix_operands, mma
 from spec.descriptor import Descriptor, resolve
 
 
@@ -72,12 +72,8 @@ def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
     """
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
-    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
-    if a_arr.ndim != 2 or b_arr.ndim != 2:
-        raise ValueError(f"A and B must be matrices, got shapes {a_arr.shape} and {b_arr.shape}")
-    (m, k), (k_b, n) = a_arr.shape, b_arr.shape
-    if k != k_b:
-        raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
+    a_arr, b_arr = matrix_operands(a, b)
+    (m, k), n = a_arr.shape, b_arr.shape[1]
     if k == 0 or k % desc.k:
         raise ValueError(f"gemm chains {desc.name} instructions of K={desc.k}: K must be a "
                          f"positive multiple of {desc.k}, got {k}")
