@@ -209,3 +209,17 @@ def test_export_command(capsys, tmp_path):
         assert err.startswith("tcspec: error: ") and err.count("\n") == 1
     assert main(["smtlib", "--datapath", "tf32"]) == 0
     assert capsys.readouterr().out == smtlib_text(select(["tf32"]), "script")
+
+
+def test_translation_validation_example_of_the_readme():
+    """Every B lane +0 and C = +0 give +0 for every finite A; an infinite A gives NaN."""
+    lanes = " ".join(f"a{i}" for i in range(8))
+    claim = "".join(f"(declare-const a{i} (_ BitVec 32))" for i in range(8)) + (
+        "(define-fun z () (_ BitVec 32) #x00000000)\n"
+        f"(assert (distinct (tcgen05.dense-tf32 {lanes} z z z z z z z z z) z))\n")
+    finite = " ".join(f"(distinct ((_ extract 30 23) a{i}) #xff)" for i in range(8))
+    library = smtlib_text(select(["dense-tf32"]))
+    proved = run_script(library + claim + f"(assert (and {finite}))\n(check-sat)\n", timeout=60)
+    assert proved.unsat, proved.describe()
+    refuted = run_script(library + claim + "(check-sat)\n", timeout=60)
+    assert refuted.sat and any((refuted.model[f"a{i}"] >> 23) & 0xFF == 0xFF for i in range(8))
