@@ -9,8 +9,10 @@ and ``evaluate`` on the NumPy batch backend.
 
 from __future__ import annotations
 
+import functools
 import operator
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -134,6 +136,62 @@ def run_scalar(desc: Descriptor, words: Sequence[int]) -> int:
     return SCALAR.value(build_dot(SCALAR, desc, inputs_from(layout, values)))
 
 
+@functools.lru_cache(maxsize=512, typed=True)
+def _resolved(a_format: str, b_format: str | None, d_type: str | None, saturate: bool,
+              scaling: str | None, kind: str | None, scale_vec: int | None,
+              sparse: bool) -> Descriptor:
+    return resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec, sparse)
+
+
+def _plain_dot_words(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any,
+                     scale_b: Any) -> array | None:
+    """The packed input words of a dense call whose arguments are plain in-range int lists,
+    checked in bulk; None sends the call through :func:`prepare_dot` (which names any
+    problem)."""
+    if (type(a) not in _PLAIN or type(b) not in _PLAIN or len(a) != desc.k
+            or len(b) != desc.k):
+        return None
+    words = [*a, *b, c]
+    if desc.scaling is not None:
+        for scales in (scale_a, scale_b):
+            if scales is None:
+                words += [UNIT_SCALE[desc.scaling]] * desc.scale_count
+            elif (type(scales) in _PLAIN and len(scales) == desc.scale_count
+                  and min(scales, default=0) >= 0 and max(scales, default=0) < 256):
+                words += scales
+            else:
+                return None
+    elif scale_a is not None or scale_b is not None:
+        return None
+    if set(map(type, words)) != _INT:
+        return None
+    try:
+        return array("I", words)
+    except (OverflowError, TypeError):
+        return None
+
+
+_PLAIN = (list, tuple)
+_INT = {int}
+_RECHECK_CALLS = 4096
+_DOT_RUNNERS: dict[Descriptor, list[Any]] = {}
+
+
+def _dot_runner(desc: Descriptor) -> Callable[[array], int]:
+    """The scalar runner of ``desc`` (packed words -> result): the compiled Python lowering,
+    switched to the C kernel once enough calls have run (the batch row threshold)."""
+    entry = _DOT_RUNNERS.get(desc)
+    if entry is None:
+        dot = compiled_dot(desc)
+        entry = _DOT_RUNNERS[desc] = [0, lambda words: dot(*words), False]
+    entry[0] += 1
+    if not entry[2] and entry[0] % _RECHECK_CALLS == 0:
+        kernel = fast_kernel(desc, _RECHECK_CALLS)
+        if kernel is not None:
+            entry[1], entry[2] = kernel.dot, True
+    return entry[1]
+
+
 def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
             b_format: str | None = None, d_type: str | None = None, saturate: bool = False,
             scaling: str | None = None, scale_vec: int | None = None, kind: str | None = None,
@@ -143,12 +201,19 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
 
     The keyword fields are the descriptor; ``sparse_metadata`` makes it the
     sparse sibling (A and B then hold the full logical K). Runs the compiled
-    scalar lowering (built once per datapath on first use).
+    scalar lowering (built once per datapath on first use), or the C kernel
+    once a process has made many calls of one datapath.
     """
-    desc = resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec,
-                   sparse=sparse_metadata is not None)
-    words = prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata)
-    return compiled_dot(desc)(*words)
+    sparse = sparse_metadata is not None
+    try:
+        desc = _resolved(a_format, b_format, d_type, saturate, scaling, kind, scale_vec, sparse)
+    except TypeError:
+        desc = resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec,
+                       sparse=sparse)
+    words = None if sparse else _plain_dot_words(desc, a, b, c, scale_a, scale_b)
+    if words is None:
+        words = array("I", prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata))
+    return _dot_runner(desc)(words)
 
 
 def _array(values: Any, what: str, bits: int, shape: tuple[int, ...] | None = None) -> np.ndarray:

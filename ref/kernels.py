@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ from ref import cgen
 from smt.trace import Node, walk
 from spec.descriptor import Descriptor
 
-GENERATOR_VERSION = "tcspec-kernels-2"
+GENERATOR_VERSION = "tcspec-kernels-3"
 BLOCK = 32
 """Rows per block: every segment loop runs this many rows."""
 SEGMENT = 100
@@ -47,9 +48,10 @@ REMAT = 3
 CFLAGS = ("-O3", "-march=native", "-mprefer-vector-width=512", "-fno-trapping-math",
           "-fno-math-errno", "-fPIC", "-shared", "-std=c11")
 COMPILE_MIN_ROWS = 200_000
-"""Smallest run that compiles a kernel not yet in the cache (below it NumPy runs)."""
+"""Rows of one datapath a process runs before a kernel not yet in the cache is compiled
+(about a second of NumPy; below it NumPy runs)."""
 CACHED_MIN_ROWS = 2_048
-"""Smallest run that uses an already-built kernel."""
+"""Rows of one datapath a process runs before an already-built kernel is used."""
 
 _U64 = "uint64_t"
 
@@ -178,7 +180,8 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
     """C source of ``void name(int64_t n, const uint32_t *const *cols, uint32_t *out)``.
 
     ``cols[j]`` is input ``j`` (``inputs`` order) for all ``n`` rows; ``out``
-    receives the low 32 bits of ``output`` for each row.
+    receives the low 32 bits of ``output`` for each row. ``uint32_t
+    name_dot(const uint32_t *words)`` is the same for one row of words.
     """
     column = {node.id: j for j, node in enumerate(inputs)}
     wide = [n for n in walk([output]) if n.width is not None and n.width > 64]
@@ -241,7 +244,13 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
         lines.extend(body)
         lines.append("    }")
     lines += ["    if (m < B) memcpy(out + base, tail, (size_t)m * sizeof(uint32_t));",
-              "  }", "}"]
+              "  }", "}",
+              f"uint32_t {name}_dot(const uint32_t *words) {{",
+              f"  const uint32_t *cols[{width}];",
+              f"  for (int j = 0; j < {len(inputs)}; j++) cols[j] = words + j;",
+              "  uint32_t out;",
+              f"  {name}(1, cols, &out);",
+              "  return out;", "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -287,6 +296,13 @@ class Kernel:
     compiled: bool
     seconds: float
     function: object
+    single: object
+
+    def dot(self, words: array) -> int:
+        """The result word of one row of input words (layout order, ``array('I')``)."""
+        if len(words) != self.inputs or words.itemsize != 4:
+            raise ValueError(f"{self.name} kernel takes {self.inputs} uint32 words")
+        return self.single(words.buffer_info()[0])  # type: ignore[operator]
 
     def __call__(self, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
         """Result words ``uint32[rows]`` of C-contiguous ``uint32`` columns (layout order)."""
@@ -324,6 +340,8 @@ def _build(source: str, target: Path, cc: str, flags: Sequence[str]) -> None:
 _LOCK = threading.Lock()
 _LOADED: dict[str, Kernel] = {}
 _FAILED: dict[Descriptor, str] = {}
+_BY_DESCRIPTOR: dict[tuple[object, ...], Kernel] = {}
+_SEEN: dict[Descriptor, int] = {}
 
 
 @functools.cache
@@ -343,11 +361,16 @@ def kernel_for(desc: Descriptor, *, build: bool = True, flags: Sequence[str] = C
     Returns None when it is not cached and ``build`` is false; raises
     :class:`KernelBuildError` when there is no compiler or the build fails.
     """
+    settings = (desc, tuple(flags), block, segment, remat)
+    kernel = _BY_DESCRIPTOR.get(settings)
+    if kernel is not None:
+        return kernel
     start = time.perf_counter()
     source, inputs = _source(desc, block, segment, remat)
     kernel = load_source(source, inputs, desc.name, build=build, flags=flags)
-    if kernel is not None and kernel.compiled:
+    if kernel is not None:
         kernel.seconds = time.perf_counter() - start
+        _BY_DESCRIPTOR[settings] = kernel
     return kernel
 
 
@@ -375,12 +398,16 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
                 raise KernelBuildError(f"cannot build in {target.parent}: {exc}") from None
             compiled = True
         try:
-            function = ctypes.CDLL(str(target)).tcspec_kernel
+            library = ctypes.CDLL(str(target))
+            function, single = library.tcspec_kernel, library.tcspec_kernel_dot
         except (OSError, AttributeError) as exc:
             raise KernelBuildError(f"cannot load {target}: {exc}") from None
         function.restype = None
         function.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
-        kernel = Kernel(name, inputs, target, compiled, time.perf_counter() - start, function)
+        single.restype = ctypes.c_uint32
+        single.argtypes = [ctypes.c_void_p]
+        kernel = Kernel(name, inputs, target, compiled, time.perf_counter() - start, function,
+                        single)
         _LOADED[digest] = kernel
         return kernel
 
@@ -394,15 +421,18 @@ def kernels_mode() -> str:
 def fast_kernel(desc: Descriptor, rows: int) -> Kernel | None:
     """The kernel to run ``rows`` rows of ``desc`` on, or None for NumPy.
 
-    A cached kernel is used from :data:`CACHED_MIN_ROWS` rows; one not yet
-    built is compiled only for runs of :data:`COMPILE_MIN_ROWS` rows or more.
+    Rows are counted per datapath over the process: a cached kernel is used
+    once :data:`CACHED_MIN_ROWS` rows have run, one not yet built is compiled
+    once :data:`COMPILE_MIN_ROWS` have (``$TCSPEC_KERNELS=always`` builds at
+    once, ``off`` never).
     When no kernel can be built, NumPy runs and stderr says so once.
     """
     mode = kernels_mode()
-    if mode == "off" or desc in _FAILED or (mode == "auto" and rows < CACHED_MIN_ROWS):
+    seen = _SEEN[desc] = _SEEN.get(desc, 0) + rows
+    if mode == "off" or desc in _FAILED or (mode == "auto" and seen < CACHED_MIN_ROWS):
         return None
     try:
-        return kernel_for(desc, build=mode == "always" or rows >= COMPILE_MIN_ROWS)
+        return kernel_for(desc, build=mode == "always" or seen >= COMPILE_MIN_ROWS)
     except (KernelBuildError, ValueError) as exc:
         _FAILED[desc] = str(exc)
         _warn_once(str(exc))

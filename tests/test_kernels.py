@@ -164,18 +164,24 @@ def test_kernel_is_loaded_from_the_cache():
     desc = CATALOG["i8-s8-s8-wrap"].descriptor
     first = kernels.kernel_for(desc)
     kernels._LOADED.clear()
+    kernels._BY_DESCRIPTOR.clear()
     again = kernels.kernel_for(desc, build=False)
     assert again is not None and not again.compiled and again.path == first.path
     assert again.path.parent == kernels.cache_dir()
 
 
-def test_fast_path_threshold_and_fallback(monkeypatch, capsys):
+def test_fast_path_threshold_and_fallback(monkeypatch, capsys, tmp_path):
     desc = CATALOG["i8-s8-s8-wrap"].descriptor
-    monkeypatch.setattr(kernels, "_FAILED", {})
-    monkeypatch.setattr(kernels, "_LOADED", {})
+    for name in ("_FAILED", "_LOADED", "_BY_DESCRIPTOR", "_SEEN"):
+        monkeypatch.setattr(kernels, name, {})
+    monkeypatch.setenv("TCSPEC_CACHE_DIR", str(tmp_path))
     assert kernels.fast_kernel(desc, kernels.CACHED_MIN_ROWS - 1) is None
-    monkeypatch.setenv("TCSPEC_CACHE_DIR", "/nonexistent-tcspec-cache/x")
-    assert kernels.fast_kernel(desc, kernels.COMPILE_MIN_ROWS - 1) is None
+    assert kernels.fast_kernel(desc, kernels.COMPILE_MIN_ROWS // 2) is None
+    assert not list(tmp_path.iterdir())
+    assert kernels.fast_kernel(desc, kernels.COMPILE_MIN_ROWS // 2) is not None
+    assert list(tmp_path.glob("i8-s8-s8-wrap-*.so"))
+    for name in ("_LOADED", "_BY_DESCRIPTOR", "_SEEN"):
+        monkeypatch.setattr(kernels, name, {})
     monkeypatch.setattr(kernels, "compiler", lambda: None)
     monkeypatch.setattr(kernels, "_warned", False)
     columns = [np.array(c, dtype=np.uint64) for c in zip(*random_cases(desc, 3000, seed=1))]
@@ -199,3 +205,26 @@ def test_run_batch_uses_the_kernel_when_always(monkeypatch):
     cases = [[rng.getrandbits(32) for _ in range(17)] for _ in range(50)]
     columns = [np.array(c, dtype=np.uint64) for c in zip(*cases)]
     assert api.run_batch(desc, columns, 50).tolist() == api.run_numpy(desc, columns, 50).tolist()
+
+
+def test_mma_dot_switches_to_the_kernel_and_keeps_its_checks(monkeypatch):
+    desc = CATALOG["dense-tf32"].descriptor
+    monkeypatch.setenv("TCSPEC_KERNELS", "always")
+    monkeypatch.setattr(api, "_RECHECK_CALLS", 1)
+    monkeypatch.setattr(api, "_DOT_RUNNERS", {})
+    rng = random.Random(5)
+    dot = compiled_dot(desc)
+    for _ in range(20):
+        a = [rng.getrandbits(32) for _ in range(8)]
+        b = tuple(rng.getrandbits(32) for _ in range(8))
+        assert api.mma_dot(a, b, 0x3F800000, a_format="tf32") == dot(*a, *b, 0x3F800000)
+    assert api._DOT_RUNNERS[desc][2]
+    with pytest.raises(ValueError, match=r"A\[1\] must be an int raw word, got True"):
+        api.mma_dot([0, True] + [0] * 6, [0] * 8, a_format="tf32")
+    with pytest.raises(ValueError, match=r"B\[7\] = 4294967296 is out of range"):
+        api.mma_dot([0] * 8, [0] * 7 + [1 << 32], a_format="tf32")
+    monkeypatch.setenv("TCSPEC_KERNELS", "off")
+    scaled = api.mma_dot([0x22] * 64, [0x22] * 64, 0, a_format="e2m1", scaling="ue4m3",
+                         kind="mxf4nvf4", scale_a=[0x38] * 4, scale_b=[0x38] * 4)
+    assert scaled == api.mma_dot([0x22] * 64, [0x22] * 64, 0, a_format="e2m1",
+                                 scaling="ue4m3", kind="mxf4nvf4")
