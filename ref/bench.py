@@ -1,18 +1,24 @@
 """Throughput of the lowerings on random raw inputs (``tcspec bench``).
 
-Each datapath is measured in one run on the interpreted scalar backend, the
-compiled scalar lowering and the NumPy batch backend, so the printed ratios
-compare like with like.
+Each datapath is measured in one run on every lowering: the interpreted
+scalar backend, the compiled scalar lowering, the public ``mma_dot`` (input
+checks included), the NumPy batch backend and the compiled C batch kernel,
+so the printed ratios compare like with like. The kernel's compile time (or
+``cached``) and its load time from the on-disk cache are printed beside it,
+and its words are compared with NumPy's on the measured rows.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from ref.api import run_batch, run_scalar
+from ref import kernels
+from ref.api import mma_dot, run_numpy, run_scalar
 from ref.compiled import compiled_dot
 from spec.catalog import input_layout, is_specified, lookup
 from spec.descriptor import Descriptor
@@ -21,6 +27,9 @@ from spec.sparse import LEGAL_SELECTORS
 DEFAULT_DATAPATHS = ("dense-tf32", "dense-bf16", "dense-e4m3", "mixed-e2m1-e4m3-f16",
                      "i8-s8-s8-wrap", "dense-mx-e4m3", "dense-mxf4", "dense-nvfp4",
                      "sparse-tf32", "sparse-e4m3", "sparse-nvfp4")
+KERNEL_ROWS = 131_072
+"""Rows per timed kernel run (each run is repeated; the best counts)."""
+KERNEL_REPEATS = 5
 
 
 def random_columns(desc: Descriptor, rows: int, seed: int = 2026) -> list[np.ndarray]:
@@ -43,41 +52,125 @@ def _rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
-def measure(desc: Descriptor, rows: int, scalar_seconds: float) -> dict[str, float]:
-    """dots/s of each lowering on the same random inputs."""
-    columns = random_columns(desc, rows)
-    cases = [[int(col[i]) for col in columns] for i in range(min(rows, 5000))]
-    out: dict[str, float] = {}
+def _calls_per_second(call: Callable[[int], Any], count: int, seconds: float) -> float:
+    """Calls of ``call(i)`` per second over about ``seconds``."""
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(64):
+            call(done % count)
+            done += 1
+    return _rate(done, time.perf_counter() - start)
 
-    run_batch(desc, [col[:8] for col in columns], 8)
+
+def _dot_call(desc: Descriptor, case: Sequence[int]) -> Callable[[], int]:
+    """``mma_dot`` of one case, keywords spelled as a user would."""
+    k, fields = desc.k, desc.fields()
+    a, b, c = list(case[:k]), list(case[k:2 * k]), case[2 * k]
+    rest = list(case[2 * k + 1:])
+    keywords: dict[str, Any] = {key: value for key, value in fields.items() if value is not None}
+    if desc.scaling:
+        keywords["scale_a"] = rest[:desc.scale_count]
+        keywords["scale_b"] = rest[desc.scale_count:2 * desc.scale_count]
+    if desc.sparse:
+        keywords["sparse_metadata"] = rest[2 * desc.scale_count if desc.scaling else 0:]
+    return lambda: mma_dot(a, b, c, **keywords)
+
+
+def measure_kernel(desc: Descriptor) -> dict[str, Any]:
+    """Kernel dots/s (best of :data:`KERNEL_REPEATS` runs), compile and cache-load seconds,
+    and whether its words agree with NumPy's on the measured rows."""
+    from smt.formula import traced
+
+    out: dict[str, Any] = {"kernel": None, "compile_s": None, "load_s": None, "cached": None,
+                           "kernel_agrees": None, "kernel_note": None}
+    try:
+        kernel = kernels.kernel_for(desc)
+    except (kernels.KernelBuildError, ValueError) as exc:
+        out["kernel_note"] = str(exc)
+        return out
+    assert kernel is not None
+    out["cached"] = not kernel.compiled
+    if kernel.compiled:
+        out["compile_s"] = kernel.seconds
+    kernels.forget_loaded()
+    traced.cache_clear()
     start = time.perf_counter()
-    run_batch(desc, columns, rows)
-    out["numpy"] = _rate(rows, time.perf_counter() - start)
-
-    compiled = compiled_dot(desc)
-    done, start = 0, time.perf_counter()
-    while time.perf_counter() - start < scalar_seconds and done < len(cases) * 20:
-        compiled(*cases[done % len(cases)])
-        done += 1
-    out["compiled"] = _rate(done, time.perf_counter() - start)
-
-    done, start = 0, time.perf_counter()
-    while time.perf_counter() - start < scalar_seconds:
-        run_scalar(desc, cases[done % len(cases)])
-        done += 1
-    out["scalar"] = _rate(done, time.perf_counter() - start)
+    kernel = kernels.kernel_for(desc, build=False)
+    out["load_s"] = time.perf_counter() - start
+    assert kernel is not None
+    columns = [np.ascontiguousarray(c, dtype=np.uint32)
+               for c in random_columns(desc, KERNEL_ROWS, seed=7)]
+    best = float("inf")
+    for _ in range(KERNEL_REPEATS):
+        start = time.perf_counter()
+        got = kernel(columns, KERNEL_ROWS)
+        best = min(best, time.perf_counter() - start)
+    out["kernel"] = _rate(KERNEL_ROWS, best)
+    check = 2000
+    want = run_numpy(desc, [c[:check] for c in columns], check)
+    out["kernel_agrees"] = bool((got[:check] == want).all())
     return out
 
 
-def run_benchmarks(names: Sequence[str] | None, rows: int, scalar_seconds: float) -> None:
-    print(f"{'datapath':26} {'K':>4} {'scalar':>10} {'compiled':>10} {'numpy':>11}  "
-          f"{'compiled/scalar':>15} {'numpy/scalar':>12}   (dots/s; NumPy batch of {rows})")
+def measure(desc: Descriptor, rows: int, scalar_seconds: float) -> dict[str, Any]:
+    """dots/s of each lowering on random inputs, with the kernel's build facts."""
+    columns = random_columns(desc, rows)
+    cases = [[int(col[i]) for col in columns] for i in range(min(rows, 5000))]
+    out: dict[str, Any] = {"datapath": desc.name, "k": desc.k, "rows": rows}
+
+    run_numpy(desc, [col[:8] for col in columns], 8)
+    start = time.perf_counter()
+    run_numpy(desc, columns, rows)
+    out["numpy"] = _rate(rows, time.perf_counter() - start)
+
+    out.update(measure_kernel(desc))
+    compiled = compiled_dot(desc)
+    out["compiled"] = _calls_per_second(lambda i: compiled(*cases[i]), len(cases),
+                                        scalar_seconds)
+    calls = [_dot_call(desc, case) for case in cases[:256]]
+    out["mma_dot"] = _calls_per_second(lambda i: calls[i](), len(calls), scalar_seconds)
+    out["scalar"] = _calls_per_second(lambda i: run_scalar(desc, cases[i]), len(cases),
+                                      scalar_seconds / 2)
+    return out
+
+
+def _figure(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ratio(top: float | None, bottom: float | None) -> str:
+    return "-" if top is None or not bottom else f"{top / bottom:.1f}x"
+
+
+def run_benchmarks(names: Sequence[str] | None, rows: int, scalar_seconds: float,
+                   as_json: bool = False) -> list[dict[str, Any]]:
+    """Measure ``names`` (default :data:`DEFAULT_DATAPATHS`); print a table or JSON."""
+    results = []
+    if not as_json:
+        print(f"{'datapath':22} {'K':>3} {'scalar':>8} {'compiled':>9} {'mma_dot':>9} "
+              f"{'numpy':>9} {'kernel':>11} {'k/numpy':>8} {'k/compiled':>10} "
+              f"{'compile s':>9} {'load s':>7}")
     for name in names or DEFAULT_DATAPATHS:
         desc = lookup(name).descriptor
         if not is_specified(desc):
-            print(f"{desc.name:26} not yet specified")
+            if not as_json:
+                print(f"{desc.name:22} not yet specified")
             continue
         r = measure(desc, rows, scalar_seconds)
-        print(f"{desc.name:26} {desc.k:>4} {r['scalar']:>10.0f} {r['compiled']:>10.0f} "
-              f"{r['numpy']:>11.0f}  {r['compiled'] / r['scalar']:>14.1f}x "
-              f"{r['numpy'] / r['scalar']:>11.1f}x", flush=True)
+        results.append(r)
+        if as_json:
+            continue
+        compile_s = "cached" if r["cached"] else _figure(r["compile_s"], 2)
+        flag = "" if r["kernel_agrees"] in (True, None) else "  KERNEL DISAGREES WITH NUMPY"
+        print(f"{desc.name:22} {desc.k:>3} {r['scalar']:>8.0f} {r['compiled']:>9.0f} "
+              f"{r['mma_dot']:>9.0f} {r['numpy']:>9.0f} {_figure(r['kernel']):>11} "
+              f"{_ratio(r['kernel'], r['numpy']):>8} {_ratio(r['kernel'], r['compiled']):>10} "
+              f"{compile_s:>9} {_figure(r['load_s'], 3):>7}{flag}", flush=True)
+        if r["kernel_note"]:
+            print(f"    kernel: {r['kernel_note']}")
+    if as_json:
+        print(json.dumps(results, indent=1))
+    else:
+        print(f"(dots/s; NumPy on a batch of {rows} rows, kernel best of {KERNEL_REPEATS} runs "
+              f"of {KERNEL_ROWS} rows on one core; mma_dot is the public call, checks included)")
+    return results

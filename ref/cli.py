@@ -357,7 +357,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from ref.bench import run_benchmarks
 
-    run_benchmarks(args.datapath or None, args.rows, args.scalar_seconds)
+    if args.rows < 1:
+        raise UsageError(f"--rows must be at least 1, got {args.rows}")
+    run_benchmarks(args.datapath or None, args.rows, args.scalar_seconds, args.json)
     return 0
 
 
@@ -521,11 +523,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="smtlib: a file (default stdout); c: a directory")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("bench", help="throughput of the lowerings (dots/s)")
+    p = sub.add_parser("bench", help="throughput of every lowering side by side (dots/s), "
+                       "kernel compile and cache-load times")
     p.add_argument("--datapath", action="append", help="repeatable; default: a representative set")
     p.add_argument("--rows", type=int, default=20000, help="batch size for the NumPy backend")
     p.add_argument("--scalar-seconds", type=float, default=1.0,
                    help="time budget per scalar measurement")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("conform", help="every lowering on the same inputs (one-source check)")

@@ -412,6 +412,15 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
         return kernel
 
 
+def forget_loaded() -> None:
+    """Drop the kernels loaded in this process (the on-disk cache stays): the next use
+    loads from disk, as a fresh process would."""
+    with _LOCK:
+        _LOADED.clear()
+        _BY_DESCRIPTOR.clear()
+    _source.cache_clear()
+
+
 def kernels_mode() -> str:
     """``$TCSPEC_KERNELS``: ``auto`` (default; by row threshold), ``always`` or ``off``."""
     mode = os.environ.get("TCSPEC_KERNELS", "auto").strip().lower() or "auto"
