@@ -1,0 +1,404 @@
+"""Sparse masking equivalence and non-interference (covers spec/sparse, spec/catalog's
+compact_sparse, spec/window, spec/blockscaled, spec/accumulate, spec/convert, spec/specials).
+
+SEMANTICS.md section 5: the metadata keeps some positions of each chunk of
+the logical K; disabled positions do not exist.
+
+- **Masking equivalence**: under the legality predicate, the sparse word
+  equals the dense datapath on the full logical K with A and B zeroed at the
+  disabled positions. The mask is computed here straight from the nibble
+  bits (:func:`active_mask`), not through ``spec/sparse.py``'s selection,
+  so a nibble-order or field-order bug there cannot sit on both sides.
+  Block-scaled paths run the dense rules on the logical K with every scale
+  block doubled and the FP4 families' exact-sum groups doubled (NVFP4 4 -> 8,
+  MXF4 16 -> 32); MXF8F6F4 keeps per-product truncation (groups of 1).
+- **Non-interference**: two inputs that agree on the active positions (and
+  on C, scales and metadata) give the same word, whatever the disabled
+  positions hold.
+
+Unscaled masking is proved by lemmas at the window datapath's stage
+boundaries (:func:`window_stages` rebuilds the datapath from exactly those
+stage functions; a test checks it is the spec's own DAG node):
+
+1. ``specials``: the special-value classification of both sides is equal;
+2. ``window``: the window exponent (hence the quantum) of both sides is equal;
+3. ``zero-lane``: a lane whose A and B words are 0 aligns to 0 units, for
+   every quantum;
+4. ``units-sum``: for free per-lane unit counts ``u`` (what every lane's
+   decode/product/align stage yields, one function of its A and B words),
+   the exact sum of the masked lanes ``ite(active, u, 0)`` equals the exact
+   sum of the lanes the spec selects, with C's units added on both sides;
+5. ``convert``: the conversion of a unit count does not depend on how wide
+   the (sign-extended) register holding it is.
+
+Between the lemmas, two steps are pure congruence (equal inputs to one
+function give equal outputs): a lane function applied to ``ite(m, a, 0)``
+is ``ite(m, f(a), f(0))``, and applied to a selection (an ``ite`` chain on
+the selector) it is the same selection of ``f``'s values.
+Non-interference is a selection lemma (the spec's compacted lanes of the two
+inputs are equal words) plus congruence: a sparse datapath is its dense
+sibling applied to the compacted lanes, C and scales (also checked by a test).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from proofs.core import (
+    LEMMAS,
+    MONOLITHIC,
+    Property,
+    Query,
+    Row,
+    Settings,
+    Variables,
+    check_queries,
+    dot_inputs,
+    layout_variables,
+    legal,
+    run_dot,
+)
+from spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
+from spec.bitvec import BV, Bool, Ops
+from spec.blockscaled import MXF8F6F4_RULES, BlockRules, block_scaled_dot, rules_for
+from spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
+from spec.convert import encode_float
+from spec.descriptor import Descriptor
+from spec.formats import EXP_WIDTH, FORMATS, FloatFormat, decode_float
+from spec.specials import Specials, apply_specials, classify_specials
+from spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
+
+SPARSE_PATHS = tuple(name for name, path in CATALOG.items() if path.descriptor.sparse)
+MASKING_REQUIRED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e2m1",
+                    "sparse-nvfp4", "sparse-mxf4", "sparse-mx-e4m3")
+NIBBLES_PER_WORD = 8
+LOWER_ONLY, UPPER_ONLY = 0x4, 0xE
+"""The two tf32 selectors (section 5): keep the lower or the upper element of a pair."""
+
+Keeps = Callable[[Ops, BV, int, str], Bool]
+"""``keeps(ops, selector, position, rule)``: does the selector keep that chunk position?"""
+
+
+# ------------------------------------------------------------------ the mask
+
+
+def nibble(ops: Ops, metadata: Sequence[BV], chunk: int) -> BV:
+    """Chunk ``chunk``'s selector: word ``chunk // 8``, least significant nibble first."""
+    word = metadata[chunk // NIBBLES_PER_WORD]
+    low = 4 * (chunk % NIBBLES_PER_WORD)
+    return ops.extract(word, low + 3, low)
+
+
+def keeps_position(ops: Ops, selector: BV, position: int, rule: str) -> Bool:
+    """Whether ``selector`` keeps element ``position`` of its chunk (section 5).
+
+    tf32: ``0x4`` keeps element 0, ``0xE`` element 1; 2-of-4: either 2-bit
+    field names the position; pairs: either field names the pair ``position // 2``.
+    """
+    if rule == "one":
+        return ops.eq(selector, UPPER_ONLY if position else LOWER_ONLY)
+    slot = position if rule == "two" else position // 2
+    return ops.or_(ops.eq(ops.extract(selector, 1, 0), slot),
+                   ops.eq(ops.extract(selector, 3, 2), slot))
+
+
+def active_mask(ops: Ops, desc: Descriptor, metadata: Sequence[BV], k: int,
+                keeps: Keeps = keeps_position) -> list[Bool]:
+    """One flag per logical lane: is that position active under ``metadata``?"""
+    size, rule = desc.sparse_chunk  # type: ignore[misc]
+    return [keeps(ops, nibble(ops, metadata, lane // size), lane % size, rule)
+            for lane in range(k)]
+
+
+def masked(ops: Ops, lanes: Sequence[BV], mask: Sequence[Bool]) -> list[BV]:
+    """Each lane where its flag is set, the zero word elsewhere."""
+    return [ops.ite(m, lane, ops.const(0, lane.width)) for lane, m in zip(lanes, mask)]
+
+
+# -------------------------------------------------- the independent formulation
+
+
+def doubled_rules(rules: BlockRules) -> BlockRules:
+    """Block rules on the logical K: FP4 exact-sum groups double, MXF8F6F4 keeps 1."""
+    if rules == MXF8F6F4_RULES:
+        return rules
+    return dataclasses.replace(rules, product_group=2 * rules.product_group,
+                               c_dominant_group=2 * rules.c_dominant_group)
+
+
+def masked_dense(ops: Ops, desc: Descriptor, inputs: DotInputs, mask: Sequence[Bool]) -> BV:
+    """The dense datapath on the logical K with A and B zeroed where ``mask`` is clear."""
+    a, b = masked(ops, inputs.a, mask), masked(ops, inputs.b, mask)
+    dense = dataclasses.replace(desc, sparse=False)
+    if desc.family == "window":
+        return run_dot(ops, dense, DotInputs(a, b, inputs.c))
+    fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling or ""])
+    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
+    assert isinstance(fs, FloatFormat) and desc.scale_block is not None
+    return block_scaled_dot(ops, fa, fb, fs, a, b, inputs.c, inputs.scale_a, inputs.scale_b,
+                            block=2 * desc.scale_block,
+                            rules=doubled_rules(rules_for(desc.kind, desc.scaling or "")))
+
+
+def masking_query(desc: Descriptor, k: int,
+                  keeps: Keeps = keeps_position) -> Query:
+    """Violation: legal metadata, yet sparse differs from the masked dense datapath."""
+    width = output_width(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+        mask = active_mask(ops, desc, inputs.metadata, k, keeps)
+        sparse = ops.extract(run_dot(ops, desc, inputs), width - 1, 0)
+        dense = ops.extract(masked_dense(ops, desc, inputs, mask), width - 1, 0)
+        return (ops.and_(legal(ops, desc, inputs), ops.ne(sparse, dense)),
+                {"sparse": sparse, "masked_dense": dense, **_meta_words(inputs)})
+
+    return Query("sparse-equals-masked-dense", "forall", layout_variables(desc, k), body)
+
+
+def _meta_words(inputs: DotInputs) -> dict[str, BV]:
+    return {f"meta{i}": word for i, word in enumerate(inputs.metadata)}
+
+
+# ------------------------------------------- the window datapath, stage by stage
+
+
+def _formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:
+    fa, fb, fd = FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.d_type]
+    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
+    assert isinstance(fd, FloatFormat)
+    return fa, fb, fd
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowStages:
+    """The stage interfaces of one unscaled window datapath run."""
+
+    specials: Specials
+    window: BV
+    quantum: BV
+    units: list[BV]
+    total: BV
+    word: BV
+
+
+def window_stages(ops: Ops, desc: Descriptor, a: Sequence[BV], b: Sequence[BV], c: BV
+                  ) -> WindowStages:
+    """Section 2's datapath rebuilt from its stage functions (decode, specials, products,
+    window, alignment, exact sum, conversion, specials applied): the lemmas' vocabulary."""
+    fa, fb, fd = _formats(desc)
+    lanes_a = [decode_float(ops, fa, word) for word in a]
+    lanes_b = [decode_float(ops, fb, word) for word in b]
+    acc = decode_float(ops, fd, c)
+    specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc)
+    terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
+    terms.append(acc.term)
+    window = window_exponent(ops, terms, default_clamp(fa, fb))
+    quantum = ops.sub(window, WINDOW_BITS)
+    units = [align_to_window(ops, term, quantum, WINDOW_BITS) for term in terms]
+    total = exact_sum(ops, units)
+    finite = encode_float(ops, total, quantum, fd, DESTINATIONS[fd.name])
+    return WindowStages(specials, window, quantum, units, total,
+                        apply_specials(ops, specials, finite, fd))
+
+
+def _both_sides(ops: Ops, desc: Descriptor, k: int, values: Variables
+                ) -> tuple[DotInputs, list[Bool], WindowStages, WindowStages]:
+    inputs = dot_inputs(desc, k, values)
+    mask = active_mask(ops, desc, inputs.metadata, k)
+    dense = window_stages(ops, desc, masked(ops, inputs.a, mask), masked(ops, inputs.b, mask),
+                          inputs.c)
+    _, active = compact_sparse(ops, desc, inputs)
+    sparse = window_stages(ops, desc, active.a, active.b, inputs.c)
+    return inputs, mask, dense, sparse
+
+
+def specials_lemma(desc: Descriptor, k: int) -> Query:
+    """Both sides classify the special values alike."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs, _, dense, sparse = _both_sides(ops, desc, k, values)
+        differ = ops.or_(*(ops.xor_(getattr(dense.specials, f), getattr(sparse.specials, f))
+                           for f in ("is_nan", "is_inf", "inf_negative")))
+        return ops.and_(legal(ops, desc, inputs), differ), _meta_words(inputs)
+
+    return Query("specials", "forall", layout_variables(desc, k), body)
+
+
+def window_lemma(desc: Descriptor, k: int) -> Query:
+    """Zero lanes do not move the window: both sides have the same window exponent."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs, _, dense, sparse = _both_sides(ops, desc, k, values)
+        return (ops.and_(legal(ops, desc, inputs), ops.ne(dense.window, sparse.window)),
+                {"dense_window": dense.window, "sparse_window": sparse.window})
+
+    return Query("window", "forall", layout_variables(desc, k), body)
+
+
+def _lane_units(ops: Ops, desc: Descriptor, a: BV, b: BV, quantum: BV) -> BV:
+    fa, fb, _ = _formats(desc)
+    term = exact_product(ops, decode_float(ops, fa, a).term, decode_float(ops, fb, b).term)
+    return align_to_window(ops, term, quantum, WINDOW_BITS)
+
+
+def zero_lane_lemma(desc: Descriptor) -> Query:
+    """A lane whose A and B words are 0 is 0 units at every quantum."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        units = _lane_units(ops, desc, ops.const(0, 32), ops.const(0, 32), values["q"])
+        return ops.ne(units, 0), {"units": units}
+
+    return Query("zero-lane", "forall", (("q", EXP_WIDTH),), body)
+
+
+def _unit_widths(desc: Descriptor) -> tuple[int, int]:
+    """Static widths of a lane's and of C's aligned units."""
+    from smt.trace import TraceOps
+
+    ops = TraceOps()
+    q = ops.variable("q", EXP_WIDTH)
+    lane = _lane_units(ops, desc, ops.variable("a", 32), ops.variable("b", 32), q)
+    c = align_to_window(ops, decode_float(ops, _formats(desc)[2], ops.variable("c", 32)).term,
+                        q, WINDOW_BITS)
+    return lane.width, c.width
+
+
+def units_sum_lemma(desc: Descriptor, k: int,
+                    keeps: Keeps = keeps_position) -> Query:
+    """Free lane units: the masked sum equals the sum of the lanes the spec selects."""
+    lane_width, c_width = _unit_widths(desc)
+    meta = [(name, width) for name, width in layout_variables(desc, k) if name.startswith("meta")]
+    variables = (tuple((f"u{i}", lane_width) for i in range(k)) + (("uc", c_width),)
+                 + tuple(meta))
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        units = [values[f"u{i}"] for i in range(k)]
+        metadata = [values[name] for name, _ in meta]
+        lanes = DotInputs(units, units, values["uc"], metadata=metadata)
+        mask = active_mask(ops, desc, metadata, k, keeps)
+        dense = exact_sum(ops, [*masked(ops, units, mask), values["uc"]])
+        _, active = compact_sparse(ops, desc, lanes)
+        sparse = exact_sum(ops, [*active.a, values["uc"]])
+        return (ops.and_(legal(ops, desc, lanes), ops.ne(dense, ops.sext(sparse, dense.width))),
+                {"dense_sum": dense, "sparse_sum": sparse, **_meta_words(lanes)})
+
+    return Query("units-sum", "forall", variables, body)
+
+
+def total_widths(desc: Descriptor, k: int) -> tuple[int, int]:
+    """Static widths of the exact sum on the masked dense side and on the sparse side."""
+    from smt.trace import TraceOps
+
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
+    _, _, dense, sparse = _both_sides(ops, desc, k, values)
+    return dense.total.width, sparse.total.width
+
+
+def convert_lemma(desc: Descriptor, k: int) -> Query:
+    """Converting a unit count does not depend on the width of its sign-extended register."""
+    wide, narrow = total_widths(desc, k)
+    fd = _formats(desc)[2]
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x, q = values["x"], values["q"]
+        rounding = DESTINATIONS[fd.name]
+        small = encode_float(ops, x, q, fd, rounding)
+        large = encode_float(ops, ops.sext(x, wide), q, fd, rounding)
+        return ops.ne(small, large), {"narrow": small, "wide": large}
+
+    return Query("convert", "forall", (("x", narrow), ("q", EXP_WIDTH)), body)
+
+
+def masking_lemmas(desc: Descriptor, k: int) -> list[Query]:
+    """The lemmas of the unscaled masking proof, in the module docstring's order."""
+    return [specials_lemma(desc, k), window_lemma(desc, k), zero_lane_lemma(desc),
+            units_sum_lemma(desc, k), convert_lemma(desc, k)]
+
+
+def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:
+    if desc.family == "window":
+        return check_queries("sparse-masking", desc, k, masking_lemmas(desc, k), settings,
+                             LEMMAS, "stage lemmas + congruence (proofs/sparse.py docstring)")
+    return check_queries("sparse-masking", desc, k, [masking_query(desc, k)], settings,
+                         MONOLITHIC, _block_detail(desc))
+
+
+def _block_detail(desc: Descriptor) -> str:
+    rules = doubled_rules(rules_for(desc.kind, desc.scaling or ""))
+    return (f"dense rules on the logical K: scale block {2 * (desc.scale_block or 0)}, "
+            f"product groups {rules.product_group}, C-dominant groups {rules.c_dominant_group}")
+
+
+# ---------------------------------------------------------- non-interference
+
+
+def _other_lanes(desc: Descriptor, k: int) -> tuple[tuple[str, int], ...]:
+    return tuple((f"other_{side}{i}", 32) for side in "ab" for i in range(k))
+
+
+def _agreeing_inputs(ops: Ops, desc: Descriptor, k: int, values: Variables,
+                     keeps: Keeps = keeps_position) -> tuple[DotInputs, DotInputs, Bool]:
+    """The inputs, a second input with other A/B words, and "they agree where active"."""
+    inputs = dot_inputs(desc, k, values)
+    other = dataclasses.replace(inputs, a=[values[f"other_a{i}"] for i in range(k)],
+                                b=[values[f"other_b{i}"] for i in range(k)])
+    mask = active_mask(ops, desc, inputs.metadata, k, keeps)
+    agree = ops.all_(ops.implies(m, ops.and_(ops.eq(x, y), ops.eq(u, v)))
+                     for m, x, y, u, v in zip(mask, inputs.a, other.a, inputs.b, other.b))
+    return inputs, other, ops.and_(legal(ops, desc, inputs), agree)
+
+
+def selection_lemma(desc: Descriptor, k: int, keeps: Keeps = keeps_position) -> Query:
+    """Inputs agreeing on the active positions compact to the same A and B words."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs, other, hypothesis = _agreeing_inputs(ops, desc, k, values, keeps)
+        _, first = compact_sparse(ops, desc, inputs)
+        _, second = compact_sparse(ops, desc, other)
+        differ = ops.any_(ops.ne(x, y) for x, y in zip([*first.a, *first.b],
+                                                       [*second.a, *second.b]))
+        return ops.and_(hypothesis, differ), _meta_words(inputs)
+
+    return Query("selection", "forall", layout_variables(desc, k) + _other_lanes(desc, k),
+                 body)
+
+
+def interference_query(desc: Descriptor, k: int) -> Query:
+    """Violation (monolithic form): agreeing inputs give different words."""
+    width = output_width(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs, other, hypothesis = _agreeing_inputs(ops, desc, k, values)
+        d = ops.extract(run_dot(ops, desc, inputs), width - 1, 0)
+        d_other = ops.extract(run_dot(ops, desc, other), width - 1, 0)
+        return ops.and_(hypothesis, ops.ne(d, d_other)), {"d": d, "d_other": d_other}
+
+    return Query("agreeing-inputs-same-word", "forall",
+                 layout_variables(desc, k) + _other_lanes(desc, k), body)
+
+
+def check_interference(desc: Descriptor, k: int, settings: Settings) -> Row:
+    return check_queries("sparse-non-interference", desc, k, [selection_lemma(desc, k)],
+                         settings, LEMMAS, "selection lemma + congruence (sparse = dense "
+                         "sibling of the compacted lanes)")
+
+
+def is_sparse(desc: Descriptor) -> bool:
+    return desc.sparse and desc.family in ("window", "block")
+
+
+PROPERTIES = [
+    Property("sparse-masking", "sparse equals the dense datapath on the logical K with A and "
+             "B zeroed at disabled positions (mask from the nibble bits)",
+             ("spec.sparse", "spec.catalog", "spec.window", "spec.blockscaled",
+              "spec.accumulate", "spec.convert", "spec.specials"),
+             MASKING_REQUIRED, is_sparse, check_masking,
+             fast=(("sparse-tf32", 4),)),
+    Property("sparse-non-interference", "inputs agreeing on the active positions (and C, "
+             "scales, metadata) give the same word",
+             ("spec.sparse", "spec.catalog"), SPARSE_PATHS, is_sparse, check_interference,
+             fast=(("sparse-nvfp4", 32),)),
+]

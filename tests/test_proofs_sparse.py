@@ -1,0 +1,121 @@
+"""Sparse masking equivalence and non-interference (proofs/sparse.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from proofs import sparse
+from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide, dot_inputs, layout_variables
+from proofs.runner import select_rows
+from smt.trace import TraceOps
+from spec.bitvec import BV, Bool, Ops
+from spec.catalog import DotInputs, build_dot, compact_sparse, logical_k_step, lookup
+from spec.sparse import chunk_selectors
+
+FAST = Settings(second_solver=None, timeout=60)
+UNSCALED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e5m2",
+            "sparse-e2m3", "sparse-e3m2", "sparse-e2m1")
+
+
+def traced_inputs(name: str, k: int) -> tuple[TraceOps, DotInputs]:
+    desc = lookup(name).descriptor
+    ops = TraceOps()
+    values = {n: ops.variable(n, w) for n, w in layout_variables(desc, k)}
+    return ops, dot_inputs(desc, k, values)
+
+
+def swapped_halves(ops: Ops, selector: BV, position: int, rule: str) -> Bool:
+    """A wrong tf32 mask: 0x4 taken to keep the upper element."""
+    return sparse.keeps_position(ops, selector, 1 - position if rule == "one" else position, rule)
+
+
+@pytest.mark.parametrize("name", UNSCALED)
+def test_window_stages_are_the_spec_dag(name: str) -> None:
+    """The lemmas' stage functions rebuild both sides' hash-consed output nodes exactly."""
+    desc = lookup(name).descriptor
+    k = logical_k_step(desc) * 2
+    ops, inputs = traced_inputs(name, k)
+    dense_desc = dataclasses.replace(desc, sparse=False)
+    _, active = compact_sparse(ops, desc, inputs)
+    rebuilt = sparse.window_stages(ops, desc, active.a, active.b, inputs.c)
+    assert rebuilt.word.node is build_dot(ops, desc, inputs, any_k=True).node
+    mask = sparse.active_mask(ops, desc, inputs.metadata, k)
+    lanes_a, lanes_b = sparse.masked(ops, inputs.a, mask), sparse.masked(ops, inputs.b, mask)
+    dense = sparse.window_stages(ops, desc, lanes_a, lanes_b, inputs.c)
+    spec_dense = build_dot(ops, dense_desc, DotInputs(lanes_a, lanes_b, inputs.c), any_k=True)
+    assert dense.word.node is spec_dense.node
+    assert sparse.total_widths(desc, k) == (dense.total.width, rebuilt.total.width)
+
+
+@pytest.mark.parametrize("name", sparse.SPARSE_PATHS)
+def test_sparse_is_dense_sibling_of_compacted_lanes(name: str) -> None:
+    """Non-interference's congruence step: the sparse node is the dense node of the
+    compacted lanes, C and scales (nothing else of the input reaches it)."""
+    desc = lookup(name).descriptor
+    ops, inputs = traced_inputs(name, logical_k_step(desc))
+    dense_desc, active = compact_sparse(ops, desc, inputs)
+    assert active.c is inputs.c and list(active.scale_a) == list(inputs.scale_a)
+    assert build_dot(ops, desc, inputs, any_k=True).node is \
+        build_dot(ops, dense_desc, active, any_k=True).node
+
+
+def test_mask_reads_nibbles_least_significant_first() -> None:
+    desc = lookup("sparse-f16").descriptor
+    ops = TraceOps()
+    word = 0x0000_00E4 | (0x9 << 28)
+    metadata = [ops.const(word, 32)]
+    flags = [bool(f.node.value) for f in sparse.active_mask(ops, desc, metadata, 32)]
+    assert flags[:8] == [True, True, False, False, False, False, True, True]
+    assert flags[28:] == [False, True, True, False]
+    assert chunk_selectors(ops, metadata, 8)[1].node.value == 0xE
+
+
+def test_masking_lemmas_prove_sparse_tf32_k4() -> None:
+    row = sparse.check_masking(lookup("sparse-tf32").descriptor, 4, FAST)
+    assert row.result == PROVED and row.method == LEMMAS
+    assert [lem["name"] for lem in row.lemmas] == ["specials", "window", "zero-lane",
+                                                   "units-sum", "convert"]
+
+
+def test_wrong_mask_is_refuted_and_replayed() -> None:
+    desc = lookup("sparse-tf32").descriptor
+    query = sparse.masking_query(desc, 2, swapped_halves)
+    outcome = decide(query, "bitwuzla", 60)
+    assert outcome.result == REFUTED
+    assert outcome.words["sparse"] != outcome.words["masked_dense"]
+    lemma = decide(sparse.units_sum_lemma(desc, 8, swapped_halves), "bitwuzla", 60)
+    assert lemma.result == REFUTED and lemma.words["dense_sum"] != lemma.words["sparse_sum"]
+
+
+def test_non_interference_selection_lemma_proves() -> None:
+    row = sparse.check_interference(lookup("sparse-nvfp4").descriptor, 32, FAST)
+    assert row.result == PROVED
+
+
+def test_selection_lemma_refutes_agreement_on_the_wrong_positions() -> None:
+    outcome = decide(sparse.selection_lemma(lookup("sparse-tf32").descriptor, 4,
+                                            swapped_halves), "bitwuzla", 60)
+    assert outcome.result == REFUTED and "meta0" in outcome.words
+
+
+def test_rows_are_selectable() -> None:
+    rows = select_rows("sparse-non-interference")
+    assert len(rows) == 18 and {r.k for r in rows if r.desc.name == "sparse-nvfp4"} == {128}
+    with pytest.raises(ValueError):
+        select_rows("sparse-masking", "sparse-tf32", k=3)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", sparse.MASKING_REQUIRED)
+def test_masking_required_rows(name: str) -> None:
+    desc = lookup(name).descriptor
+    assert sparse.check_masking(desc, desc.k, Settings(second_solver=None)).result == PROVED
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", sparse.SPARSE_PATHS)
+def test_non_interference_rows(name: str) -> None:
+    desc = lookup(name).descriptor
+    assert sparse.check_interference(desc, desc.k, Settings(second_solver=None)).result == PROVED
