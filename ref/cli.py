@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import struct
 import sys
 import time
@@ -72,8 +73,9 @@ def _format_words(words: Sequence[int], limit: int = 8) -> str:
 class ProgressLine:
     """Prints ``NAME: N cases checked`` to stderr at most every ``every`` seconds."""
 
-    def __init__(self, name: str, every: float = 2.0) -> None:
+    def __init__(self, name: str, every: float = 2.0, verb: str = "checked") -> None:
         self.name = name
+        self.verb = verb
         self.every = every
         self.started = self.last = time.monotonic()
 
@@ -81,7 +83,7 @@ class ProgressLine:
         now = time.monotonic()
         if now - self.last >= self.every:
             self.last = now
-            print(f"  {self.name}: {cases} cases checked ({now - self.started:.0f}s)",
+            print(f"  {self.name}: {cases} cases {self.verb} ({now - self.started:.0f}s)",
                   file=sys.stderr, flush=True)
 
 
@@ -291,12 +293,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         path = Path(name)
-        if not path.is_file():
+        if path.is_dir():
+            from ref.campaign import check_columns
+
+            if args.model:
+                raise UsageError(f"--model applies to vector line files, not to the "
+                                 f"columnar directory {name}")
+            report = check_columns(path, args.jobs or (os.cpu_count() or 1), FIRST_MISMATCHES,
+                                   ProgressLine(name))
+        elif not path.is_file():
             raise UsageError(f"no such vector file: {name}")
-        try:
-            report = check_file(path, progress=ProgressLine(name), model=candidate.name)
-        except (OSError, EOFError) as exc:
-            raise UsageError(f"cannot read {name}: {exc}") from None
+        else:
+            try:
+                report = check_file(path, progress=ProgressLine(name), model=candidate.name)
+            except (OSError, EOFError) as exc:
+                raise UsageError(f"cannot read {name}: {exc}") from None
         total = report.total
         if total.cases and total.skipped == total.cases:
             raise UsageError(f"model {candidate.name!r} applies to none of the {total.cases} "
@@ -315,6 +326,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif report.bad_lines and status == 0:
             status = EXIT_USAGE
     return status
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    from ref.campaign import generate_file, parse_mix
+
+    path = generate_file(args.datapath, args.cases, args.out, mix=parse_mix(args.mix),
+                         seed=args.seed, file_format=args.format,
+                         progress=ProgressLine(args.out, verb="written"))
+    print(f"wrote {path}: {args.cases} cases of {args.datapath} ({args.format}, mix {args.mix}, "
+          f"seed {args.seed})")
+    return 0
 
 
 def cmd_smtlib(args: argparse.Namespace) -> int:
@@ -502,12 +524,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="list every passing B200 word")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("check", help="replay vector files in the shared line format")
-    p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]")
+    p = sub.add_parser("check", help="replay vector files (shared line format, or columnar "
+                       "directories from `tcspec gen --format npy-dir`)")
+    p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]|DIR")
+    p.add_argument("--jobs", type=int, help="processes for a columnar directory "
+                   "(default: the cores)")
     p.add_argument("--model", metavar="NAME",
                    help="check against a candidate model of SEMANTICS.md section 7 "
                         "(default: hardware; see `tcspec list --candidates`)")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("gen", help="generate cases with expected words from the specification")
+    p.add_argument("--datapath", required=True)
+    p.add_argument("--cases", type=int, required=True)
+    p.add_argument("--mix", default="raw,finite,edge",
+                   help="case categories, row by row in turn (default raw,finite,edge)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="FILE.jsonl[.gz], or a directory for npy-dir")
+    p.add_argument("--format", choices=("jsonl", "npy-dir"), default="jsonl")
+    p.set_defaults(func=cmd_gen)
 
     p = sub.add_parser("smtlib", help="a self-contained SMT-LIB2 script for a datapath")
     p.add_argument("--datapath", required=True)

@@ -113,6 +113,9 @@ def read_vectors(path: str | Path) -> Iterator[Record | BadLine]:
             except json.JSONDecodeError as exc:
                 yield BadLine(number, f"not JSON ({exc.msg} at column {exc.colno})")
                 continue
+            except RecursionError:
+                yield BadLine(number, "not JSON this reader accepts (nested too deeply)")
+                continue
             try:
                 yield parse_record(obj, number)
             except (ValueError, TypeError) as exc:

@@ -1,0 +1,515 @@
+"""Test campaigns: seeded case generation (``tcspec gen``) and columnar vector files.
+
+Cases are drawn per row from one of three categories (SEMANTICS.md section
+1): ``raw`` (any word), ``finite`` (containers that decode finite, junk kept
+in ignored bits) and ``edge`` (zeros, extremes, one, infinities, NaNs, and
+lanes drawn from a small per-row pool of edge words and their negations, so
+cancellations and ties meet). The expected word comes from the
+specification on its fastest lowering. The generator is NumPy's PCG64
+seeded by ``--seed``: the same arguments give the same file.
+
+Two formats: the shared JSON line format (:mod:`ref.vectorfiles`), and a
+columnar one for millions of cases: a directory of ``.npy`` columns
+(``a``/``b`` ``uint32[N, K]``, ``c``/``expected`` ``uint32[N]``,
+``scale_a``/``scale_b`` ``uint8[N, blocks]``, ``metadata`` ``uint32[N,
+words]``) plus ``descriptor.json``. Columns are read in chunks straight from
+the file (never unpickled, never wholly in memory).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ref.api import UNIT_SCALE, _check_metadata_batch, run_batch
+from ref.validate import Mismatch, Report
+from ref.vectorfiles import Record
+from spec.catalog import is_specified, lookup
+from spec.descriptor import Descriptor, resolve
+from spec.formats import FORMATS, FloatFormat, IntFormat
+from spec.sparse import LEGAL_SELECTORS
+
+CATEGORIES = ("raw", "finite", "edge")
+COLUMNS_FORMAT = "tcspec-columns"
+COLUMNS_VERSION = 1
+DESCRIPTOR_FILE = "descriptor.json"
+PROVENANCE = "tcspec gen"
+CHUNK_ROWS = 262_144
+"""Rows generated or checked at a time."""
+MAX_DESCRIPTOR_BYTES = 1 << 16
+
+SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F}
+_U32 = np.uint64(0xFFFFFFFF)
+
+
+def _field_word(fmt: FloatFormat, negative: int, exp: int, frac: int) -> int:
+    word = (exp << (fmt.cleared_bits + fmt.frac_bits)) | (frac << fmt.cleared_bits)
+    if fmt.signed:
+        word |= negative << (fmt.container_bits - 1)
+    return word
+
+
+def edge_pool(fmt: FloatFormat) -> list[int]:
+    """Container words at the edges of ``fmt`` (SEMANTICS.md section 1)."""
+    top_frac = (1 << fmt.frac_bits) - 1
+    max_exp = fmt.exp_max_field - (1 if fmt.specials == "ieee" else 0)
+    max_frac = top_frac - (1 if fmt.specials == "max_nan" and max_exp == fmt.exp_max_field
+                           else 0)
+    one_exp = fmt.bias
+    pool = []
+    for neg in (0, 1) if fmt.signed else (0,):
+        pool += [_field_word(fmt, neg, 0, 0),
+                 _field_word(fmt, neg, max_exp, max_frac)]
+        if one_exp <= max_exp:
+            pool.append(_field_word(fmt, neg, one_exp, 0))
+        if fmt.frac_bits:
+            pool += [_field_word(fmt, neg, 0, 1), _field_word(fmt, neg, 0, top_frac)]
+        pool.append(_field_word(fmt, neg, 1, 0))
+        if fmt.specials == "ieee":
+            pool += [_field_word(fmt, neg, fmt.exp_max_field, 0),
+                     _field_word(fmt, neg, fmt.exp_max_field, 1)]
+            if fmt.cleared_bits:
+                pool.append(_field_word(fmt, neg, fmt.exp_max_field, 0) | 1)
+        if fmt.specials == "max_nan":
+            pool.append(_field_word(fmt, neg, fmt.exp_max_field, top_frac))
+    return sorted(set(pool))
+
+
+INT_EDGES = (0, 1, 0x7F, 0x80, 0xFF)
+S32_EDGES = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7FFFFF00, 0x80000100)
+
+
+def _finite(fmt: FloatFormat, words: np.ndarray) -> np.ndarray:
+    """``words`` with every non-finite container made finite by clearing its exponent's top
+    bit (junk above the container and in cleared bits is kept)."""
+    if fmt.specials == "none":
+        return words
+    shift = fmt.cleared_bits + fmt.frac_bits
+    exp = (words >> np.uint64(shift)) & np.uint64(fmt.exp_max_field)
+    bad = exp == fmt.exp_max_field
+    if fmt.specials == "max_nan":
+        frac = (words >> np.uint64(fmt.cleared_bits)) & np.uint64((1 << fmt.frac_bits) - 1)
+        bad &= frac == (1 << fmt.frac_bits) - 1
+    top = np.uint64(1 << (shift + fmt.exp_bits - 1))
+    return np.where(bad, words & ~top, words)
+
+
+def _edge_words(rng: np.random.Generator, pool: Sequence[int], container: int,
+                shape: tuple[int, ...]) -> np.ndarray:
+    words = rng.choice(np.array(pool, dtype=np.uint64), size=shape)
+    if container < 32:
+        junk = rng.integers(0, 1 << (32 - container), size=shape, dtype=np.uint64)
+        words |= junk << np.uint64(container)
+    return words
+
+
+def operand_words(rng: np.random.Generator, name: str, category: str,
+                  shape: tuple[int, ...]) -> np.ndarray:
+    """Raw 32-bit words for format ``name`` of one category (``uint64`` array)."""
+    fmt = FORMATS[name]
+    raw = rng.integers(0, 1 << 32, size=shape, dtype=np.uint64)
+    if isinstance(fmt, IntFormat):
+        if category != "edge":
+            return raw
+        return _edge_words(rng, INT_EDGES, 8, shape)
+    if category == "raw":
+        return raw
+    finite = _finite(fmt, raw)
+    if category == "finite":
+        return finite
+    edge = _edge_words(rng, edge_pool(fmt), fmt.container_bits, shape)
+    return np.where(rng.random(shape) < 0.6, edge, finite)
+
+
+def _lane_pools(rng: np.random.Generator, name: str, shape: tuple[int, int]) -> np.ndarray:
+    """Per row, lanes drawn from two edge words and their negations (cancellations)."""
+    fmt = FORMATS[name]
+    pool = operand_words(rng, name, "edge", (shape[0], 2))
+    pick = rng.integers(0, 2, size=shape)
+    words = np.take_along_axis(pool, pick, axis=1)
+    if isinstance(fmt, FloatFormat) and fmt.signed:
+        flip = rng.integers(0, 2, size=shape, dtype=np.uint64)
+        words ^= flip << np.uint64(fmt.container_bits - 1)
+    return words
+
+
+def _c_words(rng: np.random.Generator, desc: Descriptor, category: str,
+             rows: int) -> np.ndarray:
+    if desc.d_type != "s32":
+        return operand_words(rng, desc.d_type, category, (rows,))
+    if category != "edge":
+        return rng.integers(0, 1 << 32, size=rows, dtype=np.uint64)
+    return rng.choice(np.array(S32_EDGES, dtype=np.uint64), size=rows)
+
+
+def _scales(rng: np.random.Generator, scaling: str, category: str,
+            shape: tuple[int, int]) -> np.ndarray:
+    raw = rng.integers(0, 256, size=shape, dtype=np.uint64)
+    if category == "raw":
+        return raw
+    nan = SCALE_NAN[scaling]
+    finite = np.where(raw == nan, raw ^ np.uint64(1), raw)
+    if category == "finite":
+        return finite
+    unit = UNIT_SCALE[scaling]
+    pool = [unit, 0x00, 0x01, nan, unit + 1, unit - 1, unit + 5, unit - 9]
+    pool += [0xFE, 0x10, 0xE0] if scaling == "ue8m0" else [0x7E, 0x08, 0xB8, 0x02]
+    edge = rng.choice(np.array(pool, dtype=np.uint64), size=shape)
+    return np.where(rng.random(shape) < 0.5, edge, finite)
+
+
+def _metadata(rng: np.random.Generator, rule: str, shape: tuple[int, int]) -> np.ndarray:
+    legal = np.array(LEGAL_SELECTORS[rule], dtype=np.uint64)
+    nibbles = rng.choice(legal, size=(*shape, 8))
+    return (nibbles << (np.arange(8, dtype=np.uint64) * np.uint64(4))).sum(axis=2,
+                                                                            dtype=np.uint64)
+
+
+@dataclass
+class Cases:
+    """A block of cases as arrays: ``a``/``b`` ``[n, K]``, ``c`` ``[n]``, scales, metadata,
+    and (once computed) ``expected``."""
+
+    desc: Descriptor
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    scale_a: np.ndarray
+    scale_b: np.ndarray
+    metadata: np.ndarray
+    expected: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(self.c.shape[0])
+
+    def columns(self) -> list[np.ndarray]:
+        """One contiguous ``uint32`` column per input, in ``input_layout`` order."""
+        parts = [self.a, self.b, self.c[:, None], self.scale_a, self.scale_b, self.metadata]
+        matrix = np.concatenate([np.asarray(p, dtype=np.uint32).reshape(self.rows, -1)
+                                 for p in parts], axis=1)
+        return list(np.ascontiguousarray(matrix.T))
+
+
+def generate(desc: Descriptor, rows: int, mix: Sequence[str], rng: np.random.Generator
+             ) -> Cases:
+    """``rows`` cases of ``desc``; row ``i`` has category ``mix[i % len(mix)]``."""
+    k = desc.k
+    scales = desc.scale_count if desc.scaling else 0
+    a = np.zeros((rows, k), dtype=np.uint64)
+    b = np.zeros((rows, k), dtype=np.uint64)
+    c = np.zeros(rows, dtype=np.uint64)
+    scale_a = np.zeros((rows, scales), dtype=np.uint64)
+    scale_b = np.zeros((rows, scales), dtype=np.uint64)
+    for index, category in enumerate(mix):
+        picked = np.arange(index, rows, len(mix))
+        n = picked.size
+        a[picked] = operand_words(rng, desc.a_format, category, (n, k))
+        b[picked] = operand_words(rng, desc.b_format, category, (n, k))
+        if category == "edge":
+            pooled = rng.random(n) < 0.5
+            a[picked[pooled]] = _lane_pools(rng, desc.a_format, (int(pooled.sum()), k))
+            b[picked[pooled]] = _lane_pools(rng, desc.b_format, (int(pooled.sum()), k))
+        c[picked] = _c_words(rng, desc, category, n)
+        if scales:
+            scale_a[picked] = _scales(rng, desc.scaling, category, (n, scales))  # type: ignore[arg-type]
+            scale_b[picked] = _scales(rng, desc.scaling, category, (n, scales))  # type: ignore[arg-type]
+    metadata = (_metadata(rng, desc.sparse_chunk[1], (rows, desc.metadata_words))  # type: ignore[index]
+                if desc.sparse else np.zeros((rows, 0), dtype=np.uint64))
+    return Cases(desc, a, b, c, scale_a, scale_b, metadata)
+
+
+def parse_mix(text: str) -> list[str]:
+    """``raw,finite,edge`` -> the categories, each checked."""
+    mix = [part.strip() for part in text.split(",") if part.strip()]
+    if not mix:
+        raise ValueError("--mix needs at least one of raw, finite, edge")
+    for part in mix:
+        if part not in CATEGORIES:
+            raise ValueError(f"unknown case category {part!r} (known: {', '.join(CATEGORIES)})")
+    return mix
+
+
+def _blocks(desc: Descriptor, cases: int, mix: Sequence[str], seed: int) -> Iterator[Cases]:
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < cases:
+        rows = min(CHUNK_ROWS, cases - done)
+        block = generate(desc, rows, mix, rng)
+        block.expected = run_batch(desc, block.columns(), rows)
+        done += rows
+        yield block
+
+
+def _json_lines(block: Cases, seed: int, first: int) -> Iterator[str]:
+    desc = block.desc
+    fields = desc.fields()
+    a, b, c = block.a.tolist(), block.b.tolist(), block.c.tolist()
+    sa, sb, meta = block.scale_a.tolist(), block.scale_b.tolist(), block.metadata.tolist()
+    expected = block.expected.tolist()  # type: ignore[union-attr]
+    for i in range(block.rows):
+        yield json.dumps({
+            "datapath": desc.name, "descriptor": fields, "a": a[i], "b": b[i], "c": c[i],
+            "scale_a": sa[i] if desc.scaling else None,
+            "scale_b": sb[i] if desc.scaling else None,
+            "sparse_metadata": meta[i] if desc.sparse else None,
+            "expected": expected[i], "source": PROVENANCE, "name": f"gen-{seed}-{first + i}",
+        }, separators=(",", ":")) + "\n"
+
+
+def _column_shapes(desc: Descriptor, cases: int) -> dict[str, tuple[str, tuple[int, ...]]]:
+    shapes = {"a": ("uint32", (cases, desc.k)), "b": ("uint32", (cases, desc.k)),
+              "c": ("uint32", (cases,)), "expected": ("uint32", (cases,))}
+    if desc.scaling:
+        shapes["scale_a"] = ("uint8", (cases, desc.scale_count))
+        shapes["scale_b"] = ("uint8", (cases, desc.scale_count))
+    if desc.sparse:
+        shapes["metadata"] = ("uint32", (cases, desc.metadata_words))
+    return shapes
+
+
+def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[str] = CATEGORIES,
+                  seed: int = 0, file_format: str = "jsonl",
+                  progress: Callable[[int], None] | None = None) -> Path:
+    """Write ``cases`` generated cases of ``datapath`` with expected words to ``out``."""
+    desc = lookup(datapath).descriptor
+    if not is_specified(desc):
+        raise ValueError(f"datapath {desc.name} is not yet specified in this build")
+    if cases < 1:
+        raise ValueError(f"--cases must be at least 1, got {cases}")
+    if file_format not in ("jsonl", "npy-dir"):
+        raise ValueError(f"unknown --format {file_format!r} (known: jsonl, npy-dir)")
+    path = Path(out)
+    try:
+        if file_format == "jsonl":
+            _write_jsonl(desc, cases, mix, seed, path, progress)
+        else:
+            _write_columns(desc, cases, mix, seed, path, progress)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def _write_jsonl(desc: Descriptor, cases: int, mix: Sequence[str], seed: int, path: Path,
+                 progress: Callable[[int], None] | None) -> None:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8") as handle:  # type: ignore[operator]
+        done = 0
+        for block in _blocks(desc, cases, mix, seed):
+            handle.writelines(_json_lines(block, seed, done))
+            done += block.rows
+            if progress:
+                progress(done)
+
+
+def _write_columns(desc: Descriptor, cases: int, mix: Sequence[str], seed: int, path: Path,
+                   progress: Callable[[int], None] | None) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    shapes = _column_shapes(desc, cases)
+    arrays = {name: np.lib.format.open_memmap(path / f"{name}.npy", mode="w+", dtype=dtype,
+                                              shape=shape)
+              for name, (dtype, shape) in shapes.items()}
+    done = 0
+    for block in _blocks(desc, cases, mix, seed):
+        rows = slice(done, done + block.rows)
+        parts = {"a": block.a, "b": block.b, "c": block.c, "expected": block.expected,
+                 "scale_a": block.scale_a, "scale_b": block.scale_b, "metadata": block.metadata}
+        for name, array in arrays.items():
+            array[rows] = parts[name]
+        done += block.rows
+        if progress:
+            progress(done)
+    for array in arrays.values():
+        array.flush()
+    del arrays
+    (path / DESCRIPTOR_FILE).write_text(json.dumps({
+        "format": COLUMNS_FORMAT, "version": COLUMNS_VERSION, "datapath": desc.name,
+        "descriptor": desc.fields(), "sparse": desc.sparse, "cases": cases,
+        "source": PROVENANCE, "seed": seed, "mix": list(mix),
+        "columns": {name: {"file": f"{name}.npy", "dtype": dtype, "shape": list(shape)}
+                    for name, (dtype, shape) in shapes.items()},
+    }, indent=1) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------ reading
+
+
+class _Column:
+    """One ``.npy`` file read sequentially in row chunks (header checked, no pickle)."""
+
+    def __init__(self, path: Path, dtype: str, shape: tuple[int, ...]) -> None:
+        self.path = path
+        try:
+            self.handle: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed by close()
+            version = np.lib.format.read_magic(self.handle)
+            header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                      else np.lib.format.read_array_header_2_0)
+            found_shape, fortran, found_dtype = header(self.handle)
+        except OSError as exc:
+            raise ValueError(f"cannot read column {path.name}: {exc.strerror or exc}") from None
+        except (ValueError, SyntaxError, TypeError, EOFError) as exc:
+            raise ValueError(f"column {path.name} is not a valid .npy file: {exc}") from None
+        if found_dtype.hasobject:
+            raise ValueError(f"column {path.name} holds Python objects; refusing to unpickle")
+        if found_dtype != np.dtype(dtype) or tuple(found_shape) != shape or fortran:
+            raise ValueError(f"column {path.name} is {found_dtype}{list(found_shape)}"
+                             f"{' (Fortran order)' if fortran else ''}, expected "
+                             f"{dtype}{list(shape)}")
+        self.row_items = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+        self.dtype = found_dtype
+        self.shape = shape
+        start = self.handle.tell()
+        needed = start + self.dtype.itemsize * self.row_items * shape[0]
+        if os.fstat(self.handle.fileno()).st_size < needed:
+            raise ValueError(f"column {path.name} is truncated")
+        self.data_start = start
+
+    def read(self, first: int, rows: int) -> np.ndarray:
+        self.handle.seek(self.data_start + first * self.row_items * self.dtype.itemsize)
+        data = np.fromfile(self.handle, dtype=self.dtype, count=rows * self.row_items)
+        if data.size != rows * self.row_items:
+            raise ValueError(f"column {self.path.name} is truncated")
+        return data.reshape((rows, *self.shape[1:]))
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+@dataclass
+class ColumnFile:
+    """A columnar vector directory: its descriptor and case count."""
+
+    path: Path
+    desc: Descriptor
+    cases: int
+    shapes: dict[str, tuple[str, tuple[int, ...]]]
+
+
+def is_column_dir(path: str | Path) -> bool:
+    return Path(path).is_dir()
+
+
+def open_columns(path: str | Path) -> ColumnFile:
+    """Read and check ``descriptor.json`` of a columnar vector directory."""
+    path = Path(path)
+    info_path = path / DESCRIPTOR_FILE
+    try:
+        if info_path.stat().st_size > MAX_DESCRIPTOR_BYTES:
+            raise ValueError(f"{info_path} is larger than {MAX_DESCRIPTOR_BYTES} bytes")
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path} has no readable {DESCRIPTOR_FILE}: "
+                         f"{exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"{info_path} is not valid JSON: {exc}") from None
+    if not isinstance(info, dict) or info.get("format") != COLUMNS_FORMAT:
+        raise ValueError(f"{info_path} is not a {COLUMNS_FORMAT} descriptor")
+    if info.get("version") != COLUMNS_VERSION:
+        raise ValueError(f"{info_path}: unsupported version {info.get('version')!r}")
+    fields, cases = info.get("descriptor"), info.get("cases")
+    if not isinstance(fields, dict) or "a_format" not in fields:
+        raise ValueError(f"{info_path}: descriptor must be an object with a_format")
+    if isinstance(cases, bool) or not isinstance(cases, int) or cases < 0:
+        raise ValueError(f"{info_path}: cases must be a count, got {cases!r}")
+    try:
+        desc = resolve(**fields, sparse=bool(info.get("sparse", False)))
+    except TypeError as exc:
+        raise ValueError(f"{info_path}: bad descriptor: {exc}") from None
+    name = info.get("datapath", desc.name)
+    if name != desc.name:
+        raise ValueError(f"{info_path}: datapath {name!r} does not match its descriptor, "
+                         f"which is {desc.name!r}")
+    return ColumnFile(path, desc, cases, _column_shapes(desc, cases))
+
+
+def _record(desc: Descriptor, block: Cases, i: int, row: int) -> Record:
+    raw: dict[str, Any] = {
+        "a": block.a[i].tolist(), "b": block.b[i].tolist(), "c": int(block.c[i]),
+        "scale_a": block.scale_a[i].tolist() if desc.scaling else None,
+        "scale_b": block.scale_b[i].tolist() if desc.scaling else None,
+        "sparse_metadata": block.metadata[i].tolist() if desc.sparse else None,
+    }
+    return Record(row + 1, desc.name, desc, [], int(block.expected[i]),  # type: ignore[index]
+                  f"row {row}", PROVENANCE, [], raw)
+
+
+def check_range(path: str | Path, first: int, stop: int, keep: int = 10,
+                progress: Callable[[int], None] | None = None) -> Report:
+    """Check rows ``[first, stop)`` of a columnar vector directory, chunk by chunk."""
+    info = open_columns(path)
+    desc = info.desc
+    report = Report()
+    tally = report.tallies[desc.name]
+    if not is_specified(desc):
+        tally.cases = tally.unspecified = stop - first
+        return report
+    columns = {name: _Column(info.path / f"{name}.npy", dtype, shape)
+               for name, (dtype, shape) in info.shapes.items()}
+    try:
+        empty = np.zeros((0, 0), dtype=np.uint32)
+        width = 16 if desc.d_type == "f16" else 32
+        for start in range(first, stop, CHUNK_ROWS):
+            rows = min(CHUNK_ROWS, stop - start)
+            got = {name: col.read(start, rows) for name, col in columns.items()}
+            block = Cases(desc, got["a"], got["b"], got["c"],
+                          got.get("scale_a", empty.reshape(rows, 0)),
+                          got.get("scale_b", empty.reshape(rows, 0)),
+                          got.get("metadata", empty.reshape(rows, 0)), got["expected"])
+            if int(block.expected.max(initial=0)) >= 1 << width:  # type: ignore[union-attr]
+                row = start + int(np.argmax(block.expected >= (1 << width)))
+                raise ValueError(f"row {row}: expected is not a {width}-bit word")
+            if desc.sparse:
+                try:
+                    _check_metadata_batch(desc, list(block.metadata.T.astype(np.uint64)), rows)
+                except ValueError as exc:
+                    raise ValueError(f"rows from {start}: {exc}") from None
+            result = run_batch(desc, block.columns(), rows)
+            wrong = np.flatnonzero(result != block.expected)
+            tally.cases += rows
+            tally.mismatched += int(wrong.size)
+            tally.passed += rows - int(wrong.size)
+            for i in wrong[:max(0, keep - len(report.mismatches))].tolist():
+                report.mismatches.append(
+                    Mismatch(_record(desc, block, i, start + i), int(result[i])))
+            if progress:
+                progress(tally.cases)
+    finally:
+        for col in columns.values():
+            col.close()
+    return report
+
+
+def _check_part(job: tuple[str, int, int, int]) -> Report:
+    path, first, stop, keep = job
+    return check_range(path, first, stop, keep)
+
+
+def check_columns(path: str | Path, jobs: int = 1, keep: int = 10,
+                  progress: Callable[[int], None] | None = None) -> Report:
+    """Check a columnar vector directory, split over ``jobs`` processes when it is big."""
+    info = open_columns(path)
+    parts = max(1, min(jobs, -(-info.cases // CHUNK_ROWS)))
+    if parts == 1 or not is_specified(info.desc):
+        return check_range(path, 0, info.cases, keep, progress)
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ref.kernels import fast_kernel
+
+    fast_kernel(info.desc, info.cases)
+    bounds = [info.cases * i // parts for i in range(parts + 1)]
+    report = Report()
+    with ProcessPoolExecutor(parts) as pool:
+        for part in pool.map(_check_part, [(str(path), bounds[i], bounds[i + 1], keep)
+                                           for i in range(parts)]):
+            report.merge(part)
+            if progress:
+                progress(report.total.cases)
+    del report.mismatches[keep:]
+    return report
