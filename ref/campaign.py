@@ -313,22 +313,25 @@ def _write_columns(desc: Descriptor, cases: int, mix: Sequence[str], seed: int, 
                    progress: Callable[[int], None] | None) -> None:
     path.mkdir(parents=True, exist_ok=True)
     shapes = _column_shapes(desc, cases)
-    arrays = {name: np.lib.format.open_memmap(path / f"{name}.npy", mode="w+", dtype=dtype,
-                                              shape=shape)
-              for name, (dtype, shape) in shapes.items()}
-    done = 0
-    for block in _blocks(desc, cases, mix, seed):
-        rows = slice(done, done + block.rows)
-        parts = {"a": block.a, "b": block.b, "c": block.c, "expected": block.expected,
-                 "scale_a": block.scale_a, "scale_b": block.scale_b, "metadata": block.metadata}
-        for name, array in arrays.items():
-            array[rows] = parts[name]
-        done += block.rows
-        if progress:
-            progress(done)
-    for array in arrays.values():
-        array.flush()
-    del arrays
+    handles = {name: open(path / f"{name}.npy", "wb") for name in shapes}  # noqa: SIM115
+    try:
+        for name, (dtype, shape) in shapes.items():
+            np.lib.format.write_array_header_1_0(handles[name], {
+                "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                "fortran_order": False, "shape": shape})
+        done = 0
+        for block in _blocks(desc, cases, mix, seed):
+            parts = {"a": block.a, "b": block.b, "c": block.c, "expected": block.expected,
+                     "scale_a": block.scale_a, "scale_b": block.scale_b,
+                     "metadata": block.metadata}
+            for name, (dtype, _) in shapes.items():
+                np.ascontiguousarray(parts[name], dtype=dtype).tofile(handles[name])
+            done += block.rows
+            if progress:
+                progress(done)
+    finally:
+        for handle in handles.values():
+            handle.close()
     (path / DESCRIPTOR_FILE).write_text(json.dumps({
         "format": COLUMNS_FORMAT, "version": COLUMNS_VERSION, "datapath": desc.name,
         "descriptor": desc.fields(), "sparse": desc.sparse, "cases": cases,
