@@ -11,10 +11,12 @@ from __future__ import annotations
 import functools
 import random
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ref import oracle
+from ref.batch import NUMPY
 from ref.compiled import compiled_dot, compiled_model
 from ref.scalar import SCALAR
 from ref.validate import check_file
@@ -140,15 +142,21 @@ def _random_words(name: str, count: int, seed: int) -> list[list[int]]:
 
 @pytest.mark.parametrize("name", ["dense-tf32", "sparse-bf16", "mixed-e2m1-e4m3-f16",
                                   "dense-nvfp4", "sparse-nvfp4", "dense-mx-e5m2"])
-def test_scalar_backend_agrees_with_the_compiled_dag(name):
+def test_scalar_and_numpy_backends_agree_with_the_compiled_dag(name):
     desc = lookup(name).descriptor
     layout = input_layout(desc)
+    rows = _random_words(name, 6, 11)
+    columns = np.array(rows, dtype=np.uint64)
     for model in candidate_names(desc):
         dot = compiled_model(model, desc)
-        for words in _random_words(name, 6, 11):
+        want = [dot(*words) for words in rows]
+        for words, word in zip(rows, want):
             values = [SCALAR.const(w, s.width) for w, s in zip(words, layout)]
             assert build_model(SCALAR, model, desc, inputs_from(layout, values)).node \
-                == dot(*words), model
+                == word, model
+        batch = [NUMPY.input(columns[:, i], s.width) for i, s in enumerate(layout)]
+        got = NUMPY.values(build_model(NUMPY, model, desc, inputs_from(layout, batch)), len(rows))
+        assert [int(w) for w in got] == want, model
 
 
 def test_mma_sim_reproduces_mma_sim_and_hardware_keeps_its_words():
