@@ -122,6 +122,10 @@ def _metadata(desc: Descriptor, metadata: Any) -> list[int]:
 def prepare_dot(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any = None,
                 scale_b: Any = None, sparse_metadata: Any = None) -> list[int]:
     """Checked input words of one dot product, in ``input_layout(desc)`` order."""
+    if sparse_metadata is None:
+        packed = _plain_dot_words(desc, a, b, c, scale_a, scale_b)
+        if packed is not None:
+            return packed.tolist()
     words_a, words_b = _words(a, "A"), _words(b, "B")
     _check_k(desc, words_a, words_b)
     word_c = _word(c, "C")
@@ -143,12 +147,23 @@ def _resolved(a_format: str, b_format: str | None, d_type: str | None, saturate:
     return resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec, sparse)
 
 
+def resolve_fields(fields: dict[str, Any], sparse: bool) -> Descriptor:
+    """:func:`spec.descriptor.resolve` of a descriptor-field dict, cached per field set."""
+    try:
+        return _resolved(fields.get("a_format"), fields.get("b_format"),  # type: ignore[arg-type]
+                         fields.get("d_type"), fields.get("saturate", False),
+                         fields.get("scaling"), fields.get("kind"), fields.get("scale_vec"),
+                         sparse)
+    except TypeError:
+        return resolve(**fields, sparse=sparse)
+
+
 def _plain_dot_words(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any,
                      scale_b: Any) -> array | None:
     """The packed input words of a dense call whose arguments are plain in-range int lists,
     checked in bulk; None sends the call through :func:`prepare_dot` (which names any
     problem)."""
-    if (type(a) not in _PLAIN or type(b) not in _PLAIN or len(a) != desc.k
+    if (desc.sparse or type(a) not in _PLAIN or type(b) not in _PLAIN or len(a) != desc.k
             or len(b) != desc.k):
         return None
     words = [*a, *b, c]
@@ -210,7 +225,7 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
     except TypeError:
         desc = resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec,
                        sparse=sparse)
-    words = None if sparse else _plain_dot_words(desc, a, b, c, scale_a, scale_b)
+    words = _plain_dot_words(desc, a, b, c, scale_a, scale_b)
     if words is None:
         words = array("I", prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata))
     return _dot_runner(desc)(words)

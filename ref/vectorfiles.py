@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ref.api import prepare_dot
+from ref.api import prepare_dot, resolve_fields
 from spec.catalog import CATALOG
-from spec.descriptor import Descriptor, resolve
+from spec.descriptor import Descriptor
 
 VECTOR_DIR = Path(__file__).resolve().parent / "vectors"
 FROZEN_FILE = VECTOR_DIR / "b200_frozen.jsonl"
@@ -66,7 +66,7 @@ def parse_record(obj: Any, line: int) -> Record:
     if "a_format" not in fields:
         raise ValueError("descriptor has no a_format")
     metadata = obj.get("sparse_metadata")
-    desc = resolve(**fields, sparse=metadata is not None)
+    desc = resolve_fields(fields, metadata is not None)
     datapath = obj.get("datapath", desc.name)
     if datapath != desc.name:
         hint = "" if datapath in CATALOG else " (not a catalogued name)"
