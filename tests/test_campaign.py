@@ -1,0 +1,119 @@
+"""tcspec gen and columnar vector files (ref/campaign.py), and check on hostile input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ref import campaign
+from ref.cli import main
+from spec.catalog import CATALOG
+from spec.formats import FORMATS
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_generated_lines_check_clean_and_are_reproducible(tmp_path, capsys):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path in (first, second):
+        code, out, _ = run(capsys, "gen", "--datapath", "dense-e4m3", "--cases", "90",
+                           "--seed", "3", "--out", str(path))
+        assert code == 0 and "90 cases" in out
+    assert first.read_bytes() == second.read_bytes()
+    lines = [json.loads(line) for line in first.read_text().splitlines()]
+    assert len(lines) == 90 and {line["source"] for line in lines} == {"tcspec gen"}
+    code, out, _ = run(capsys, "check", str(first))
+    assert code == 0 and "90      90" in out
+
+
+def test_columnar_directory_round_trip_and_mismatch(tmp_path, capsys):
+    out_dir = tmp_path / "cases"
+    code, _, _ = run(capsys, "gen", "--datapath", "sparse-nvfp4", "--cases", "70", "--mix",
+                     "edge,raw", "--format", "npy-dir", "--out", str(out_dir))
+    assert code == 0
+    desc = CATALOG["sparse-nvfp4"].descriptor
+    a = np.load(out_dir / "a.npy", allow_pickle=False)
+    assert a.dtype == np.uint32 and a.shape == (70, desc.k)
+    assert np.load(out_dir / "scale_a.npy").dtype == np.uint8
+    assert np.load(out_dir / "metadata.npy").shape == (70, desc.metadata_words)
+    code, out, _ = run(capsys, "check", str(out_dir))
+    assert code == 0 and "sparse-nvfp4" in out
+    expected = np.load(out_dir / "expected.npy")
+    expected[5] ^= 1
+    np.save(out_dir / "expected.npy", expected)
+    code, out, _ = run(capsys, "check", str(out_dir))
+    assert code == 1 and "row 5 [sparse-nvfp4]" in out
+
+
+def test_jobs_split_gives_the_same_tallies(tmp_path, capsys, monkeypatch):
+    out_dir = tmp_path / "cases"
+    run(capsys, "gen", "--datapath", "dense-tf32", "--cases", "300", "--format", "npy-dir",
+        "--out", str(out_dir))
+    monkeypatch.setattr(campaign, "CHUNK_ROWS", 64)
+    one = campaign.check_columns(out_dir, jobs=1)
+    two = campaign.check_columns(out_dir, jobs=2)
+    assert one.total.passed == two.total.passed == 300
+
+
+def _columns(tmp_path, capsys):
+    out_dir = tmp_path / "cases"
+    run(capsys, "gen", "--datapath", "dense-tf32", "--cases", "20", "--format", "npy-dir",
+        "--out", str(out_dir))
+    return out_dir
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: np.save(d / "c.npy", np.array([object()] * 20), allow_pickle=True),
+     "holds Python objects"),
+    (lambda d: np.save(d / "c.npy", np.zeros(20, dtype=np.int64)), "expected uint32"),
+    (lambda d: (d / "a.npy").write_bytes((d / "a.npy").read_bytes()[:300]), "truncated"),
+    (lambda d: (d / "b.npy").write_bytes(b"not a numpy file at all"), "not a valid .npy"),
+    (lambda d: (d / "descriptor.json").write_text("[" * 20000), "not valid JSON"),
+    (lambda d: (d / "descriptor.json").write_text('{"format": "other"}'), "not a tcspec"),
+    (lambda d: (d / "expected.npy").unlink(), "cannot read column"),
+])
+def test_hostile_columnar_input_is_one_clear_error(tmp_path, capsys, damage, message):
+    out_dir = _columns(tmp_path, capsys)
+    damage(out_dir)
+    code, _, err = run(capsys, "check", str(out_dir))
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_deeply_nested_json_line_is_a_bad_line(tmp_path, capsys):
+    path = tmp_path / "nested.jsonl"
+    path.write_text("[" * 100000 + "\n")
+    code, out, err = run(capsys, "check", str(path))
+    assert code == 2 and "nested too deeply" in out and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mix", "raw,odd"], "unknown case category 'odd'"),
+    (["--cases", "0"], "--cases must be at least 1"),
+    (["--out", "/proc/forbidden/x.jsonl"], "cannot write"),
+])
+def test_gen_bad_input(tmp_path, capsys, argv, message):
+    base = {"--datapath": "tf32", "--cases": "5", "--out": str(tmp_path / "x.jsonl")}
+    for flag, value in zip(argv[::2], argv[1::2]):
+        base[flag] = value
+    code, _, err = run(capsys, "gen", *[item for pair in base.items() for item in pair])
+    assert code == 2 and message in err
+
+
+def test_finite_category_has_only_finite_containers():
+    rng = np.random.default_rng(1)
+    for name in ("tf32", "e4m3", "e5m2", "bf16"):
+        fmt = FORMATS[name]
+        words = campaign.operand_words(rng, name, "finite", (4000,))
+        exp = (words >> np.uint64(fmt.cleared_bits + fmt.frac_bits)) & np.uint64(
+            fmt.exp_max_field)
+        frac = (words >> np.uint64(fmt.cleared_bits)) & np.uint64((1 << fmt.frac_bits) - 1)
+        if fmt.specials == "ieee":
+            assert not (exp == fmt.exp_max_field).any()
+        else:
+            assert not ((exp == fmt.exp_max_field) & (frac == (1 << fmt.frac_bits) - 1)).any()
