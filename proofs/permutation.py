@@ -1,0 +1,177 @@
+"""Permutation invariance of the lane order (covers spec/window, spec/accumulate, spec/specials,
+spec/convert, spec/formats, spec/blockscaled, spec/integer).
+
+The unscaled window datapaths (SEMANTICS.md section 2) sum exactly after a
+per-term alignment to one shared quantum, so the lane order cannot matter:
+invariance under the swap of lanes 0 and 1 and under the rotation by one
+lane covers every permutation (the two generate the symmetric group).
+Block-scaled paths sum aligned *groups* (section 4): NVFP4 is invariant
+under swaps inside a K=4 group, and a swap across groups can change D
+(a solver-found witness, replayed).
+
+Method ``lemmas``: both sides are traced in one DAG and put in the AC normal
+form of :mod:`proofs.normal_form`; equal normal forms mean equal words for
+every input, given the commutativity/associativity lemmas the normal form
+used, each proved by the solver at its width. The comparison is of the whole
+``build_dot`` output, so no stage is left out. When the normal forms differ
+the property is asked of the solver directly (``monolithic``): a model is a
+counterexample, replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from proofs.core import (
+    LEMMAS,
+    MONOLITHIC,
+    Property,
+    Query,
+    Row,
+    Settings,
+    Variables,
+    check_queries,
+    dot_inputs,
+    layout_variables,
+    run_dot,
+)
+from proofs.normal_form import NormalForms, rule_queries
+from smt.trace import TraceOps
+from spec.bitvec import BV, Bool, Ops
+from spec.blockscaled import rules_for
+from spec.catalog import DotInputs
+from spec.descriptor import Descriptor
+
+Reorder = Callable[[DotInputs], DotInputs]
+
+REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3", "dense-e2m1", "dense-nvfp4")
+
+
+def lane_order(inputs: DotInputs, order: Sequence[int], operands: str = "ab") -> DotInputs:
+    """Lane ``i`` of the result is lane ``order[i]`` of ``inputs`` (for the ``operands`` named)."""
+    a = [inputs.a[i] for i in order] if "a" in operands else list(inputs.a)
+    b = [inputs.b[i] for i in order] if "b" in operands else list(inputs.b)
+    return DotInputs(a, b, inputs.c, inputs.scale_a, inputs.scale_b, inputs.metadata)
+
+
+def swap(i: int, j: int, k: int) -> list[int]:
+    order = list(range(k))
+    order[i], order[j] = order[j], order[i]
+    return order
+
+
+def rotation(k: int) -> list[int]:
+    return [*range(1, k), 0]
+
+
+def reorders(desc: Descriptor, k: int) -> dict[str, Reorder]:
+    """The generators checked on ``desc``: swap and rotation, or a swap inside a group."""
+    if desc.family == "block":
+        return {"swap-0-1": lambda x: lane_order(x, swap(0, 1, k))}
+    return {"swap-0-1": lambda x: lane_order(x, swap(0, 1, k)),
+            "rotate-1": lambda x: lane_order(x, rotation(k))}
+
+
+def unchanged_query(desc: Descriptor, k: int, name: str, reorder: Reorder) -> Query:
+    """Violation: the reordered inputs give another word (monolithic form)."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+        d, d_reordered = run_dot(ops, desc, inputs), run_dot(ops, desc, reorder(inputs))
+        return ops.ne(d, d_reordered), {"d": d, "d_reordered": d_reordered}
+
+    return Query(name, "forall", layout_variables(desc, k), body)
+
+
+def invariance_row(prop: str, desc: Descriptor, k: int, generators: dict[str, Reorder],
+                   settings: Settings) -> Row:
+    """Prove ``D(reorder(x)) = D(x)`` for each generator: AC normal form + rule lemmas, or the
+    monolithic query for a generator whose normal forms differ."""
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
+    inputs = dot_inputs(desc, k, values)
+    forms = NormalForms()
+    root = forms.of(run_dot(ops, desc, inputs).node)
+    differing = [name for name, reorder in generators.items()
+                 if forms.of(run_dot(ops, desc, reorder(inputs)).node) != root]
+    if differing:
+        queries = [unchanged_query(desc, k, name, generators[name]) for name in differing]
+        return check_queries(prop, desc, k, queries, settings, MONOLITHIC,
+                             f"AC normal forms differ for {', '.join(differing)}: "
+                             "asked monolithically")
+    detail = (f"generators {', '.join(generators)}: both sides traced in one DAG have the "
+              f"same normal form modulo associativity/commutativity of the reductions "
+              f"(exact sums, window maximum, special-value flags); each law used is a lemma")
+    return check_queries(prop, desc, k, rule_queries(forms.rules), settings, LEMMAS, detail)
+
+
+def check(desc: Descriptor, k: int, settings: Settings) -> Row:
+    return invariance_row("permutation", desc, k, reorders(desc, k), settings)
+
+
+def applies(desc: Descriptor) -> bool:
+    return not desc.sparse
+
+
+def k_step(desc: Descriptor) -> int:
+    return desc.scale_block or 2
+
+
+# ---------------------------------------------------------- across NVFP4 groups
+
+WITNESS_PINS = {"c": 0, "scale_a0": 0x01, "scale_b0": 0x01, "scale_a1": 0x78, "scale_b1": 0x78,
+                "a16": 0xE, "b16": 0x6}
+"""Pinned inputs of the cross-group witness query: block 0 scaled by 2^-18, lane 16 of block 1
+is -4 x 4 scaled by 2^16 (so the quantum is 2^-19 and block-0 products are truncated),
+C = +0, other scales 1.0 (0x38); the solver chooses the low nibbles of lanes 0-7."""
+
+FREE_LANES = range(8)
+
+
+def across_groups_query(desc: Descriptor, k: int) -> Query:
+    """Witness: swapping lane 0 (group 0) with lane 4 (group 1) changes D."""
+    order = swap(0, 4, k)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+        d = run_dot(ops, desc, inputs)
+        d_swapped = run_dot(ops, desc, lane_order(inputs, order))
+        pins = [ops.eq(values[name], WITNESS_PINS.get(name, 0x38))
+                for name in values if name.startswith("scale") or name in WITNESS_PINS]
+        for lane in range(k):
+            for word in (inputs.a[lane], inputs.b[lane]):
+                if lane in FREE_LANES:
+                    pins.append(ops.eq(ops.extract(word, 31, 4), 0))
+                elif f"a{lane}" not in WITNESS_PINS:
+                    pins.append(ops.eq(word, 0))
+        shown = {"d": d, "d_swapped": d_swapped}
+        shown.update({f"{x}{lane}": values[f"{x}{lane}"] for lane in FREE_LANES for x in "ab"})
+        return ops.and_(ops.ne(d, d_swapped), *pins), shown
+
+    return Query("swap-0-4-changes-d", "exists", layout_variables(desc, k), body)
+
+
+def check_across_groups(desc: Descriptor, k: int, settings: Settings) -> Row:
+    return check_queries("permutation-across-groups", desc, k, [across_groups_query(desc, k)],
+                         settings, MONOLITHIC,
+                         "swap of lanes 0 and 4 (K=4 groups 0 and 1 of scale block 0); "
+                         "pinned: " + ", ".join(f"{n}=0x{v:X}" for n, v in WITNESS_PINS.items())
+                         + ", other scales 0x38, lanes 8+ zero except 16")
+
+
+def grouped_nvfp4(desc: Descriptor) -> bool:
+    return (desc.family == "block" and not desc.sparse and desc.scaling == "ue4m3"
+            and rules_for(desc.kind, desc.scaling).product_group == 4)
+
+
+PROPERTIES = [
+    Property("permutation", "reordering the lanes leaves D unchanged (window paths: swap of "
+             "lanes 0/1 and rotation; block paths: swap of lanes 0/1 inside a group)",
+             ("spec.window", "spec.accumulate", "spec.specials", "spec.convert",
+              "spec.formats", "spec.blockscaled", "spec.integer"),
+             REQUIRED, applies, check, fast=(("dense-e2m1", 4), ("dense-nvfp4", 16)),
+             k_step=k_step),
+    Property("permutation-across-groups", "a swap across NVFP4 K=4 groups can change D "
+             "(witness)", ("spec.blockscaled",), ("dense-nvfp4",), grouped_nvfp4,
+             check_across_groups, fast=(("dense-nvfp4", 32),), k_step=lambda d: 32),
+]
