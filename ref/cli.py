@@ -274,7 +274,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"[{i:>2}/{n}] {path.name:36} {t.passed:>5} pass {t.mismatched:>4} mismatch"
                   f"{pending}  ({time.monotonic() - started:.1f}s)", file=sys.stderr, flush=True)
 
-        report = check_files(files, progress)
+        report = check_files(files, progress, args.jobs or (os.cpu_count() or 1))
         rt = report.total
         pending = f", {rt.unspecified} not yet specified" if rt.unspecified else ""
         print(f"reference vectors: {rt.passed} of {rt.cases} pass, {rt.mismatched} mismatch"
@@ -522,6 +522,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="replay the frozen B200 words (and reference vectors)")
     p.add_argument("--reference", action="store_true", help="also replay the reference vectors")
     p.add_argument("--verbose", action="store_true", help="list every passing B200 word")
+    p.add_argument("--jobs", type=int, help="processes for the reference files "
+                   "(default: the cores)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("check", help="replay vector files (shared line format, or columnar "

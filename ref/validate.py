@@ -152,9 +152,21 @@ def check_file(path: str | Path, keep_passed: bool = False,
 
 
 def check_files(paths: Sequence[Path],
-                progress: Callable[[int, int, Path, Report], None] | None = None) -> Report:
-    """Replay several files, calling ``progress(i, n, path, file_report)`` after each."""
+                progress: Callable[[int, int, Path, Report], None] | None = None,
+                jobs: int = 1) -> Report:
+    """Replay several files (over ``jobs`` processes), calling ``progress(i, n, path,
+    file_report)`` after each."""
     report = Report()
+    if jobs > 1 and len(paths) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
+            parts = pool.map(check_file, paths)
+            for index, (path, part) in enumerate(zip(paths, parts, strict=True), 1):
+                report.merge(part)
+                if progress:
+                    progress(index, len(paths), path, part)
+        return report
     for index, path in enumerate(paths, 1):
         part = check_file(path)
         report.merge(part)
