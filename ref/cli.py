@@ -465,6 +465,110 @@ def cmd_prove(args: argparse.Namespace) -> int:
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
 
 
+def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:
+    from proofs.probe import Constraints, fixed_inputs
+
+    exp_range = None
+    if args.exp_range:
+        lo, sep, hi = args.exp_range.partition(":")
+        try:
+            exp_range = (int(lo), int(hi))
+        except ValueError:
+            raise UsageError(f"--exp-range must be LO:HI (ints), got {args.exp_range!r}") from None
+        if not sep:
+            raise UsageError(f"--exp-range must be LO:HI, got {args.exp_range!r}")
+    lists = [parse_hex_list(text, flag, bits) if text else None
+             for text, flag, bits in ((args.scale_a, "--scale-a", 8),
+                                      (args.scale_b, "--scale-b", 8),
+                                      (args.metadata, "--metadata", 32))]
+    return Constraints(finite=args.finite, active_lanes=args.active_lanes, c=args.c,
+                       exp_range=exp_range, shape=args.shape, fixed=fixed_inputs(desc, *lists))
+
+
+def _probe_command(args: argparse.Namespace, desc: Any) -> str:
+    """The probe command as a user would type it (the ``source`` of each probe line)."""
+    parts = [f"tcspec probe --datapath {desc.name}"]
+    if args.separate:
+        parts.append(f"--separate {args.separate}")
+    else:
+        parts.append(f"--model {args.model} --vs {args.vs}")
+    for flag in ("active_lanes", "c", "exp_range", "shape", "scale_a", "scale_b", "metadata",
+                 "count", "seed"):
+        value = getattr(args, flag)
+        if value is not None and not (flag == "count" and value == 1):
+            parts.append(f"--{flag.replace('_', '-')} {value}")
+    parts += [f"--{flag}" for flag in ("finite", "minimize") if getattr(args, flag)]
+    return " ".join(parts)
+
+
+def _write_probe_records(args: argparse.Namespace, text: str, count: int) -> None:
+    if not args.out:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"wrote {count} probe(s) to {args.out} ({args.format})")
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from proofs.probe import find_probes, probe_record, render_probes
+    from proofs.sensitivity import sensitivity_table
+    from proofs.separate import separating_suite
+    from spec.catalog import lookup
+
+    desc = lookup(args.datapath).descriptor
+    modes = sum(bool(x) for x in (args.vs, args.separate, args.sensitivity))
+    if modes != 1:
+        raise UsageError("give exactly one of --vs CANDIDATE, --separate M1,M2,... "
+                         "or --sensitivity")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    constraints = _probe_constraints(args, desc)
+    log = (lambda line: print(f"  {line}", file=sys.stderr, flush=True)) if args.verbose \
+        else (lambda line: None)
+    options = {"solver": args.solver, "timeout": args.timeout, "log": log}
+    if args.sensitivity:
+        print(sensitivity_table(desc, constraints, **options).text())
+        return 0
+    command = _probe_command(args, desc)
+    if args.separate:
+        names = [n for n in args.separate.split(",") if n.strip()]
+        suite = separating_suite(desc, names, constraints, seed=args.seed, **options)
+        print(suite.text())
+        probes, models = suite.suite, suite.models
+        label = f"{desc.name}:separate"
+        status = 1 if suite.undecided else 0
+    else:
+        report = find_probes(desc, args.model, args.vs, constraints, count=args.count,
+                             minimize=args.minimize, seed=args.seed, **options)
+        models = report.models
+        print(report.text(desc, models, constraints))
+        probes = report.probes
+        label = f"{desc.name}:{models[0]}-vs-{models[1]}"
+        status = 1 if report.status == "unknown" else 0
+    if probes:
+        records = [probe_record(p, f"{label}:{i}", command) for i, p in enumerate(probes)]
+        _write_probe_records(args, render_probes(records, desc, models, args.format),
+                             len(records))
+    return status
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    from ref.classify import classification_text, classify_file
+
+    names = [n for n in (args.candidates or "").split(",") if n.strip()]
+    try:
+        result = classify_file(args.file, names or None)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    if not result.families and not result.bad_lines:
+        raise UsageError(f"no vector lines in {args.file}")
+    print(classification_text(result, args.all))
+    return 0
+
+
 def cmd_tour(args: argparse.Namespace) -> int:
     from ref.tour import tour
 
@@ -576,6 +680,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", action="store_true",
                    help="also run every reference vector through every lowering")
     p.set_defaults(func=cmd_conform)
+
+    p = sub.add_parser("probe", help="solver-made inputs on which candidate models differ")
+    p.add_argument("--datapath", required=True, help="canonical name (e.g. dense-tf32)")
+    p.add_argument("--model", default="hardware", help="first model (default: hardware)")
+    p.add_argument("--vs", metavar="CANDIDATE", help="the model to tell apart from --model")
+    p.add_argument("--separate", metavar="M1,M2,...",
+                   help="a small suite separating every pair of these models")
+    p.add_argument("--sensitivity", action="store_true",
+                   help="which rule constants of the hardware model the inputs can observe")
+    p.add_argument("--finite", action="store_true", help="no Inf or NaN inputs")
+    p.add_argument("--active-lanes", type=int, metavar="N",
+                   help="at most N lanes with a nonzero product")
+    p.add_argument("--c", choices=("zero", "nonzero"), help="C zero or nonzero")
+    p.add_argument("--exp-range", metavar="LO:HI",
+                   help="raw exponents of nonzero A, B and C within LO..HI")
+    p.add_argument("--shape", choices=("one-lane", "c-only", "cancel"),
+                   help="probe ladder shape: one active lane, no active lane, or lanes 0 and 1 "
+                        "cancelling exactly above every other term")
+    p.add_argument("--scale-a", help="fix the A scale bytes (hex; one is reused)")
+    p.add_argument("--scale-b", help="fix the B scale bytes (hex; one is reused)")
+    p.add_argument("--metadata", help="fix the sparse metadata words (hex; one is reused)")
+    p.add_argument("--count", type=int, default=1, help="probes with pairwise different inputs")
+    p.add_argument("--minimize", action="store_true",
+                   help="fewest active lanes first, then the smallest exponent spread")
+    p.add_argument("--seed", type=int, help="diversify: random sign/low bits and lane choice")
+    p.add_argument("--out", help="write the probes here (default: stdout)")
+    p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per solver call")
+    p.add_argument("--verbose", action="store_true", help="log every solver call to stderr")
+    p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser("classify", help="which candidate models survive observed words")
+    p.add_argument("file", metavar="OBSERVED.jsonl", help="lines with inputs and `expected`")
+    p.add_argument("--candidates", metavar="M1,M2,...", help="default: every candidate")
+    p.add_argument("--all", action="store_true", help="list every line that rules a model out")
+    p.set_defaults(func=cmd_classify)
 
     p = sub.add_parser("tour", help="a short guided tour of the arithmetic")
     p.set_defaults(func=cmd_tour)

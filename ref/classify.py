@@ -1,0 +1,186 @@
+"""Which candidate models survive observed hardware words (SEMANTICS.md section 7).
+
+Each line of an observed file holds inputs and the word the hardware
+returned (``expected``, the shared line format of ref/vectors/README.md).
+Every candidate runs on every line it applies to (its compiled lowering);
+a candidate survives a datapath family when it agrees with every such line,
+and is otherwise ruled out by the first line it gets wrong. Lines a
+candidate does not apply to are skipped for it and counted. No solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ref.compiled import compiled_model
+from ref.vectorfiles import BadLine, Record, read_vectors
+from spec.candidates import CANDIDATES, candidate_named
+from spec.catalog import is_specified
+from spec.descriptor import Descriptor
+
+
+def family_of(desc: Descriptor) -> str:
+    """The instruction family a datapath belongs to (dense and sparse together).
+
+    Unscaled paths by operand kind (``tf32``, ``bf16``, ``f16``, ``f8f6f4``
+    with the mixed pairs), block-scaled paths by ``kind`` and scale format.
+    """
+    if desc.family == "window":
+        return desc.a_format if desc.kind in ("tf32", "f16") else "f8f6f4"
+    if desc.family == "integer":
+        return "i8"
+    if desc.kind == "mxf4nvf4":
+        return f"mxf4nvf4-{desc.scaling}"
+    return desc.kind
+
+
+@dataclass
+class Verdict:
+    """One candidate on one family: lines checked, skipped, and the lines that rule it out."""
+
+    candidate: str
+    checked: int = 0
+    skipped: int = 0
+    against: list[tuple[Record, int]] = field(default_factory=list)
+
+    @property
+    def survives(self) -> bool:
+        return self.checked > 0 and not self.against
+
+    @property
+    def applies(self) -> bool:
+        return self.checked > 0
+
+
+@dataclass
+class FamilyReport:
+    family: str
+    datapaths: set[str] = field(default_factory=set)
+    lines: int = 0
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+
+@dataclass
+class Classification:
+    """Per-family verdicts, and the lines that could not be used."""
+
+    families: dict[str, FamilyReport] = field(default_factory=dict)
+    bad_lines: list[BadLine] = field(default_factory=list)
+    unspecified: list[Record] = field(default_factory=list)
+
+    def survivors(self) -> list[str]:
+        """Candidates that agree with every line of the file they apply to (and apply to one)."""
+        names: list[str] = []
+        for family in self.families.values():
+            for name in family.verdicts:
+                if name not in names:
+                    names.append(name)
+        return [n for n in names
+                if all(f.verdicts[n].survives or not f.verdicts[n].applies
+                       for f in self.families.values() if n in f.verdicts)
+                and any(f.verdicts[n].applies for f in self.families.values()
+                        if n in f.verdicts)]
+
+
+def resolve_candidates(names: Sequence[str] | None) -> list[str]:
+    """Canonical candidate names (default: every registered candidate); unknown: ValueError."""
+    if not names:
+        return list(CANDIDATES)
+    out = []
+    for name in names:
+        canonical = candidate_named(name).name
+        if canonical not in out:
+            out.append(canonical)
+    return out
+
+
+def classify_records(items: Iterable[Record | BadLine], candidates: Sequence[str]
+                     ) -> Classification:
+    """Run every candidate on every record it applies to; keep the lines that rule it out."""
+    result = Classification()
+    for item in items:
+        if isinstance(item, BadLine):
+            result.bad_lines.append(item)
+            continue
+        desc = item.descriptor
+        if not is_specified(desc):
+            result.unspecified.append(item)
+            continue
+        key = family_of(desc)
+        family = result.families.setdefault(key, FamilyReport(key))
+        family.datapaths.add(desc.name)
+        family.lines += 1
+        for name in candidates:
+            verdict = family.verdicts.setdefault(name, Verdict(name))
+            if not CANDIDATES[name].applies(desc):
+                verdict.skipped += 1
+                continue
+            verdict.checked += 1
+            word = compiled_model(name, desc)(*item.words)
+            if word != item.expected:
+                verdict.against.append((item, word))
+    return result
+
+
+def classify_file(path: str | Path, candidates: Sequence[str] | None = None) -> Classification:
+    """:func:`classify_records` over one observed file (``OSError`` if it cannot be read)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no such observed file: {path}")
+    return classify_records(read_vectors(path), resolve_candidates(candidates))
+
+
+def line_label(record: Record) -> str:
+    return f"line {record.line}" + (f" ({record.name})" if record.name else "")
+
+
+def _verdict_text(verdict: Verdict, d_type: str, show_all: bool) -> list[str]:
+    digits = 4 if d_type == "f16" else 8
+    shown = verdict.against if show_all else verdict.against[:1]
+    lines = []
+    for record, word in shown:
+        lines.append(f"    {verdict.candidate:18} ruled out by {line_label(record)} "
+                     f"[{record.datapath}]: observed 0x{record.expected:0{digits}X}, model "
+                     f"0x{word:0{digits}X}")
+    if not show_all and len(verdict.against) > 1:
+        lines[-1] += f"  ({len(verdict.against)} of {verdict.checked} lines disagree)"
+    return lines
+
+
+def classification_text(result: Classification, show_all: bool = False) -> str:
+    """Per family: survivors, the first line ruling out each other candidate, skips."""
+    lines = []
+    for family in result.families.values():
+        d_type = "f32"
+        lines.append(f"family {family.family} ({', '.join(sorted(family.datapaths))}): "
+                     f"{family.lines} lines")
+        alive = [v for v in family.verdicts.values() if v.survives]
+        out = [v for v in family.verdicts.values() if v.against]
+        idle = [v for v in family.verdicts.values() if not v.applies]
+        lines.append("  survive: " + (", ".join(f"{v.candidate} ({v.checked} lines"
+                                                + (f", {v.skipped} skipped" if v.skipped else "")
+                                                + ")" for v in alive) or "none"))
+        if out:
+            lines.append("  ruled out:")
+            for verdict in out:
+                d_type = verdict.against[0][0].descriptor.d_type
+                lines += _verdict_text(verdict, d_type, show_all)
+        if idle:
+            lines.append("  does not apply here: " + ", ".join(v.candidate for v in idle))
+    survivors = result.survivors()
+    lines.append(f"whole file: {', '.join(survivors) or 'no candidate'} agree(s) with every "
+                 "line it applies to")
+    skipped = {}
+    for family in result.families.values():
+        for name, verdict in family.verdicts.items():
+            skipped[name] = skipped.get(name, 0) + verdict.skipped
+    counted = ", ".join(f"{n} {k}" for n, k in skipped.items() if k)
+    if counted:
+        lines.append(f"lines skipped (candidate does not apply): {counted}")
+    if result.unspecified:
+        lines.append(f"{len(result.unspecified)} line(s) on datapaths not specified here")
+    for bad in result.bad_lines[:10]:
+        lines.append(f"malformed line {bad.line}: {bad.problem}")
+    return "\n".join(lines)
