@@ -38,13 +38,15 @@ from ref import cgen
 from smt.trace import Node, walk
 from spec.descriptor import Descriptor
 
-GENERATOR_VERSION = "tcspec-kernels-3"
+GENERATOR_VERSION = "tcspec-kernels-4"
 BLOCK = 32
 """Rows per block: every segment loop runs this many rows."""
 SEGMENT = 100
 """Nodes per segment loop (values crossing segments go through block buffers)."""
-REMAT = 3
+REMAT = 1
 """Nodes whose cone has at most this many operations are recomputed where used."""
+PART = 8
+"""Segment loops per C function: bounds the compiler's per-function work (alias walks)."""
 CFLAGS = ("-O3", "-march=native", "-mprefer-vector-width=512", "-fno-trapping-math",
           "-fno-math-errno", "-fPIC", "-shared", "-std=c11")
 COMPILE_MIN_ROWS = 200_000
@@ -176,7 +178,8 @@ def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]) -> dict[i
 
 
 def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kernel",
-                  block: int = BLOCK, segment: int = SEGMENT, remat: int = REMAT) -> str:
+                  block: int = BLOCK, segment: int = SEGMENT, remat: int = REMAT,
+                  part: int = PART) -> str:
     """C source of ``void name(int64_t n, const uint32_t *const *cols, uint32_t *out)``.
 
     ``cols[j]`` is input ``j`` (``inputs`` order) for all ``n`` rows; ``out``
@@ -196,22 +199,7 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
     buffers = _buffers(segments, final, cheap)
     slots = max(len(set(buffers.values())), 1)
     width = max(len(inputs), 1)
-    lines = ["#include <stdint.h>", "#include <string.h>", cgen.C_HD_MACRO, cgen.C_HELPERS,
-             f"#define B {block}",
-             f"void {name}(int64_t n, const uint32_t *const *cols, uint32_t *out) {{",
-             f"  uint64_t T[{slots}][B] __attribute__((aligned(64)));",
-             f"  uint32_t pad[{width}][B] __attribute__((aligned(64)));",
-             "  uint32_t tail[B];",
-             f"  const uint32_t *src[{width}];",
-             "  for (int64_t base = 0; base < n; base += B) {",
-             "    int64_t m = n - base < B ? n - base : B;",
-             "    uint32_t *dst = m == B ? out + base : tail;",
-             f"    for (int j = 0; j < {len(inputs)}; j++) {{",
-             "      if (m == B) { src[j] = cols[j] + base; continue; }",
-             "      memset(pad[j], 0, sizeof pad[j]);",
-             "      memcpy(pad[j], cols[j] + base, (size_t)m * sizeof(uint32_t));",
-             "      src[j] = pad[j];",
-             "    }"]
+    parts: list[list[str]] = []
     for s, seg in enumerate(segments):
         local: set[int] = set()
         body: list[str] = []
@@ -224,9 +212,9 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
                 return printer.operand(node)
             if node.id not in local:
                 if node.op == "var":
-                    body.append(f"      {_U64} v{node.id} = src[{column[node.id]}][i];")
+                    body.append(f"    {_U64} v{node.id} = src[{column[node.id]}][i];")
                 elif node.id in cheap:
-                    body.append(f"      {_U64} v{node.id} = {printer.expr(node)};")
+                    body.append(f"    {_U64} v{node.id} = {printer.expr(node)};")
                 else:
                     return f"T[{buffers[node.id]}][i]"
                 local.add(node.id)
@@ -234,16 +222,37 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
 
         for node in seg:
             expr = printer.expr(node)
-            body.append(f"      {_U64} v{node.id} = {expr};")
+            body.append(f"    {_U64} v{node.id} = {expr};")
             local.add(node.id)
             if node.id in buffers:
-                body.append(f"      T[{buffers[node.id]}][i] = v{node.id};")
+                body.append(f"    T[{buffers[node.id]}][i] = v{node.id};")
         if s == len(segments) - 1:
-            body.append(f"      dst[i] = (uint32_t)({ref(final)});")
-        lines.append("    for (int i = 0; i < B; i++) {")
-        lines.extend(body)
-        lines.append("    }")
-    lines += ["    if (m < B) memcpy(out + base, tail, (size_t)m * sizeof(uint32_t));",
+            body.append(f"    dst[i] = (uint32_t)({ref(final)});")
+        if s % part == 0:
+            parts.append([])
+        parts[-1] += ["  for (int i = 0; i < B; i++) {", *body, "  }"]
+    lines = ["#include <stdint.h>", "#include <string.h>", cgen.C_HD_MACRO, cgen.C_HELPERS,
+             f"#define B {block}"]
+    for p, text in enumerate(parts):
+        lines += [f"static __attribute__((noinline)) void {name}_part{p}(",
+                  "    uint64_t (*restrict T)[B], const uint32_t *const *restrict src,",
+                  "    uint32_t *restrict dst) {", *text, "}"]
+    lines += [f"void {name}(int64_t n, const uint32_t *const *cols, uint32_t *out) {{",
+              f"  uint64_t T[{slots}][B] __attribute__((aligned(64)));",
+              f"  uint32_t pad[{width}][B] __attribute__((aligned(64)));",
+              "  uint32_t tail[B];",
+              f"  const uint32_t *src[{width}];",
+              "  for (int64_t base = 0; base < n; base += B) {",
+              "    int64_t m = n - base < B ? n - base : B;",
+              "    uint32_t *dst = m == B ? out + base : tail;",
+              f"    for (int j = 0; j < {len(inputs)}; j++) {{",
+              "      if (m == B) { src[j] = cols[j] + base; continue; }",
+              "      memset(pad[j], 0, sizeof pad[j]);",
+              "      memcpy(pad[j], cols[j] + base, (size_t)m * sizeof(uint32_t));",
+              "      src[j] = pad[j];",
+              "    }",
+              *[f"    {name}_part{p}(T, src, dst);" for p in range(len(parts))],
+              "    if (m < B) memcpy(out + base, tail, (size_t)m * sizeof(uint32_t));",
               "  }", "}",
               f"uint32_t {name}_dot(const uint32_t *words) {{",
               f"  const uint32_t *cols[{width}];",
