@@ -12,6 +12,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ref.api import UNIT_SCALE
+from ref.campaign import SCALE_NAN, edge_pool
 from spec.catalog import input_layout
 from spec.descriptor import Descriptor
 from spec.formats import FORMATS, FloatFormat, IntFormat
@@ -20,39 +21,6 @@ from spec.sparse import LEGAL_SELECTORS
 CATEGORIES = ("raw", "finite", "edge")
 
 WORD = st.integers(0, (1 << 32) - 1)
-
-
-def _field_word(fmt: FloatFormat, negative: int, exp: int, frac: int) -> int:
-    word = (exp << (fmt.cleared_bits + fmt.frac_bits)) | (frac << fmt.cleared_bits)
-    if fmt.signed:
-        word |= negative << (fmt.container_bits - 1)
-    return word
-
-
-def edge_pool(fmt: FloatFormat) -> list[int]:
-    """Container words at the edges of ``fmt``."""
-    top_frac = (1 << fmt.frac_bits) - 1
-    max_exp = fmt.exp_max_field - (1 if fmt.specials == "ieee" else 0)
-    max_frac = top_frac - (1 if fmt.specials == "max_nan" and max_exp == fmt.exp_max_field
-                           else 0)
-    one_exp = fmt.bias
-    pool = []
-    for neg in (0, 1) if fmt.signed else (0,):
-        pool += [_field_word(fmt, neg, 0, 0),
-                 _field_word(fmt, neg, max_exp, max_frac)]
-        if one_exp <= max_exp:
-            pool.append(_field_word(fmt, neg, one_exp, 0))
-        if fmt.frac_bits:
-            pool += [_field_word(fmt, neg, 0, 1), _field_word(fmt, neg, 0, top_frac)]
-        pool.append(_field_word(fmt, neg, 1, 0))
-        if fmt.specials == "ieee":
-            pool += [_field_word(fmt, neg, fmt.exp_max_field, 0),
-                     _field_word(fmt, neg, fmt.exp_max_field, 1)]
-            if fmt.cleared_bits:
-                pool.append(_field_word(fmt, neg, fmt.exp_max_field, 0) | 1)
-        if fmt.specials == "max_nan":
-            pool.append(_field_word(fmt, neg, fmt.exp_max_field, top_frac))
-    return sorted(set(pool))
 
 
 def _is_finite(fmt: FloatFormat, word: int) -> bool:
@@ -93,9 +61,6 @@ def s32_words(category: str) -> st.SearchStrategy[int]:
     if category != "edge":
         return WORD
     return st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x7FFFFF00, 0x80000100])
-
-
-SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F}
 
 
 def scale_bytes(name: str, category: str) -> st.SearchStrategy[int]:
