@@ -309,8 +309,8 @@ class Kernel:
 
     def dot(self, words: array) -> int:
         """The result word of one row of input words (layout order, ``array('I')``)."""
-        if len(words) != self.inputs or words.itemsize != 4:
-            raise ValueError(f"{self.name} kernel takes {self.inputs} uint32 words")
+        if len(words) != self.inputs:
+            raise ValueError(f"{self.name} kernel takes {self.inputs} words, got {len(words)}")
         return self.single(words.buffer_info()[0])  # type: ignore[operator]
 
     def __call__(self, columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
