@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from proofs.equivalence import CutProof, prove_equal
 from ref.scalar import SCALAR
 from smt.solve import DEFAULT_SOLVER, SolveResult, check_sat
 from smt.trace import TraceOps
@@ -45,6 +46,7 @@ C_CHOICES = ("zero", "nonzero")
 CANCEL_LANES = (0, 1)
 LADDER = (2, 8, 32)
 DEFAULT_PROBE_TIMEOUT = 60.0
+LEMMA_TIMEOUT = 10.0
 
 FOUND, EQUIVALENT, UNKNOWN = "found", "equivalent", "unknown"
 
@@ -514,6 +516,7 @@ class Searcher:
         self.timeout = timeout
         self.log = log
         self.calls: list[tuple[str, SolveResult]] = []
+        self.cut_proofs: list[CutProof] = []
 
     def _record(self, what: str, result: SolveResult) -> None:
         self.calls.append((what, result))
@@ -521,16 +524,22 @@ class Searcher:
 
     def find(self, separate: Sequence[str], constraints: Constraints,
              blocked: Sequence[Sequence[int]] = (), seed: int | None = None,
-             shortcut: Callable[[], bool] | None = None) -> tuple[str, Probe | None]:
+             cut_first: bool = False) -> tuple[str, Probe | None]:
         """One probe on which all ``separate`` models differ pairwise, up the ladder.
 
-        ``shortcut``, tried before the full-K rung, may prove equivalence another way.
+        Before the full-K rung, two models are first tried for equivalence by cut
+        points (:mod:`proofs.equivalence`), which succeeds fast when they differ in
+        one parameter that cannot matter; ``cut_first`` tries that before any rung.
         """
         rng = random.Random(seed) if seed is not None else None
         undecided = False
+        cuts = len(separate) == 2 and not blocked
+        if cuts and cut_first and self.equal_by_cut_points(separate, constraints):
+            return EQUIVALENT, None
         for live in ladder(self.desc, constraints, rng):
             rung = len(live)
-            if rung == self.desc.k and shortcut is not None and shortcut():
+            if rung == self.desc.k and cuts and not cut_first and \
+                    self.equal_by_cut_points(separate, constraints):
                 return EQUIVALENT, None
             space = ProbeSpace(self.desc, self.models, constraints, live)
             clauses = [c for c in (space.blocking(w) for w in blocked) if c is not None]
@@ -557,6 +566,18 @@ class Searcher:
             raise RuntimeError(f"solver model for {'/'.join(separate)} on {self.desc.name} "
                                f"does not replay on the scalar backend: {words}")
         return Probe(self.desc, words, predicted, result.solver, result.seconds, rung)
+
+    def equal_by_cut_points(self, pair: Sequence[str], constraints: Constraints) -> bool:
+        space = ProbeSpace(self.desc, self.models, constraints)
+        first, second = (space.words[name].node for name in pair)
+        proof = prove_equal(space.ops, first, second, [t.node for t in space.assumptions],
+                            space.variables, solver=self.solver,
+                            timeout=min(self.timeout, LEMMA_TIMEOUT))
+        self.cut_proofs.append(proof)
+        self.log(f"{'/'.join(pair)} cut-point proof: "
+                 + ("proved equal" if proof.proved else f"not proved ({proof.reason})")
+                 + f", {proof.lemmas} lemmas, {proof.seconds:.1f}s")
+        return proof.proved
 
     def constraints_satisfiable(self, constraints: Constraints) -> str:
         space = ProbeSpace(self.desc, self.models[:1], constraints)

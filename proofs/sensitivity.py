@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from proofs.equivalence import CutProof, prove_equal
 from proofs.probe import (
     DEFAULT_PROBE_TIMEOUT,
     EQUIVALENT,
@@ -30,7 +29,6 @@ from proofs.probe import (
     Constraints,
     Log,
     Probe,
-    ProbeSpace,
     Searcher,
     check_constraints,
     model_word,
@@ -54,8 +52,6 @@ from spec.catalog import DotInputs, input_layout, inputs_from
 from spec.descriptor import Descriptor
 from spec.formats import FORMATS, FloatFormat
 from spec.window import WINDOW_BITS, WINDOW_CLAMP, default_clamp, window_dot
-
-LEMMA_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -230,22 +226,10 @@ def _neighbour(desc: Descriptor, hardware: Candidate, model: Candidate, value: i
                timeout: float, log: Log) -> Outcome:
     started = time.monotonic()
     pins = pinned_by(model, records)
-    proof: list[CutProof] = []
-
-    def by_cut_points() -> bool:
-        space = ProbeSpace(desc, [hardware, model], constraints)
-        cut = prove_equal(space.ops, space.words[HARDWARE].node, space.words[model.name].node,
-                          [t.node for t in space.assumptions], space.variables, solver=solver,
-                          timeout=min(timeout, LEMMA_TIMEOUT))
-        log(f"{model.name}: cut-point proof {'succeeded' if cut.proved else 'failed'} "
-            f"({cut.lemmas} lemmas, {cut.seconds:.1f}s{', ' + cut.reason if cut.reason else ''})")
-        proof.append(cut)
-        return cut.proved
-
     searcher = Searcher(desc, [hardware, model], solver=solver, timeout=timeout, log=log)
-    status, probe = searcher.find([HARDWARE, model.name], constraints, shortcut=by_cut_points)
+    status, probe = searcher.find([HARDWARE, model.name], constraints, cut_first=True)
     detail = ""
     if status == EQUIVALENT:
-        detail = (f"cut points, {proof[0].lemmas} lemmas" if proof and proof[0].proved
-                  else "unsat at full K")
+        proofs = [p for p in searcher.cut_proofs if p.proved]
+        detail = f"cut points, {proofs[0].lemmas} lemmas" if proofs else "unsat at full K"
     return Outcome(value, status, probe, time.monotonic() - started, detail, pins)
