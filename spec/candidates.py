@@ -14,6 +14,7 @@ hardware model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -178,12 +179,44 @@ def candidate_table() -> list[dict[str, object]]:
             for c in CANDIDATES.values()]
 
 
+PARAMETRIC = {
+    "window-W": re.compile(r"window-(\d+)"),
+    "two-stage-P-C": re.compile(r"two-stage-(\d+)-(\d+)"),
+}
+"""Parameter families outside the registry: ``window-W`` for any width W (section 2 with W
+fraction bits) and ``two-stage-P-C`` (product window P, C window C)."""
+
+WIDTHS = range(2, 64)
+
+
+def _parametric(key: str) -> Candidate | None:
+    """A ``window-W`` or ``two-stage-P-C`` candidate with widths in :data:`WIDTHS`."""
+    if match := PARAMETRIC["window-W"].fullmatch(key):
+        width = int(match[1])
+        if width in WIDTHS:
+            return Candidate(key, f"section 2 with {width} window fraction bits",
+                             UNSCALED_FLOAT, is_unscaled_float, window_model(width))
+    if match := PARAMETRIC["two-stage-P-C"].fullmatch(key):
+        product, c = int(match[1]), int(match[2])
+        if product in WIDTHS and c in WIDTHS:
+            return Candidate(key, f"two-stage with a {product}-bit product window and a "
+                             f"{c}-bit C window", UNSCALED_FLOAT, is_unscaled_float,
+                             two_stage_model(product, c))
+    return None
+
+
 def candidate_named(name: str) -> Candidate:
-    """The candidate called ``name`` (or an alias); ``ValueError`` naming the known ones."""
+    """The candidate called ``name`` (or an alias, or a ``window-W`` / ``two-stage-P-C``
+    parameter value); ``ValueError`` naming the known ones."""
     key = ALIASES.get(name.strip().lower(), name.strip().lower())
-    if key not in CANDIDATES:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(CANDIDATES)}")
-    return CANDIDATES[key]
+    if key in CANDIDATES:
+        return CANDIDATES[key]
+    candidate = _parametric(key)
+    if candidate is None:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(CANDIDATES)}, and "
+                         f"{' / '.join(PARAMETRIC)} for widths {WIDTHS.start}.."
+                         f"{WIDTHS.stop - 1}")
+    return candidate
 
 
 def get_candidate(name: str, desc: Descriptor) -> Candidate:

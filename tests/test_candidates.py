@@ -249,3 +249,19 @@ def test_applicability_table():
         get_candidate("nvfp4-k16", lookup("dense-tf32").descriptor)
     with pytest.raises(ValueError, match="unknown model"):
         get_candidate("exact-rn", lookup("dense-tf32").descriptor)
+
+
+def test_parametric_names_are_parameter_values():
+    desc = lookup("dense-bf16").descriptor
+    rows = _random_words("dense-bf16", 40, 5)
+    assert [compiled_model("window-25", desc)(*r) for r in rows] == \
+        [compiled_dot(desc)(*r) for r in rows]
+    assert [compiled_model("two-stage-25-25", desc)(*r) for r in rows] == \
+        [compiled_model("two-stage", desc)(*r) for r in rows]
+    fa = desc.a_format
+    for words in rows[:10]:
+        a, b, c, _, _ = _split(desc, words)
+        assert compiled_model("two-stage-24-27", desc)(*words) == oracle.two_stage_model(
+            a, b, c, a_format=fa, product_window=24, c_window=27)
+    with pytest.raises(ValueError, match="unknown model 'window-99'"):
+        get_candidate("window-99", desc)
