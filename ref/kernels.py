@@ -82,6 +82,9 @@ class _Printer:
 
     def expr(self, node: Node) -> str:
         op, w = node.op, node.width
+        if op == "mul" and all(_strip_zext(x).width <= 32 for x in node.args):
+            x, y = (self.operand(arg) for arg in node.args)
+            return f"(((uint64_t)(uint32_t){x} * (uint32_t){y}) & {cgen.mask_literal(w)})"
         if op not in _MASKED:
             return cgen.c_expr(node, self.operand)
         a = [self.operand(x) for x in node.args]
