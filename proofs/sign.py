@@ -7,11 +7,20 @@ for B. Truncation toward zero (SEMANTICS.md sections 2.5 and 2.7) is what
 makes this hold: a rounding mode that is not symmetric would break it. The
 property compares the specification with itself on changed inputs, so it
 needs no second formulation.
+
+The window datapaths (section 2) are proved by ``lemmas`` over the stage
+rebuild of :mod:`proofs.stages` (:data:`COMPOSITION`): flipping a sign
+negates each aligned term and leaves every raw exponent (so the quantum)
+alone; the exact sum of negated units is the negated sum (per-step lemmas
+on ``sext`` and ``add``, units never the minimum by the alignment lemmas of
+:mod:`proofs.error_bound`); conversion and specials are odd. The
+block-scaled paths are asked monolithically.
 """
 
 from __future__ import annotations
 
 from proofs.core import (
+    LEMMAS,
     Property,
     Query,
     Row,
@@ -22,11 +31,17 @@ from proofs.core import (
     layout_variables,
     run_dot,
 )
+from proofs.error_bound import align_query, ranges_of, raw_range_query, smax_step_query
+from proofs.stages import formats_of, rebuilds_datapath, window_stages
+from smt.trace import TraceOps
+from spec.accumulate import align_to_window, exact_product
 from spec.bitvec import BV, Bool, Ops
 from spec.catalog import DotInputs, output_width
+from spec.convert import encode_float
 from spec.descriptor import Descriptor
-from spec.formats import FORMATS, FloatFormat
-from spec.specials import canonical_nan
+from spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from spec.specials import Specials, apply_specials, canonical_nan, classify_specials
+from spec.window import DESTINATIONS, WINDOW_BITS
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3", "dense-e5m2", "dense-e2m3",
             "dense-e3m2", "dense-e2m1", "dense-nvfp4", "dense-mx-e4m3")
@@ -53,8 +68,9 @@ def negated(ops: Ops, d: BV, d_format: FloatFormat) -> BV:
     return ops.ite(ops.or_(is_zero, is_nan), d, flipped)
 
 
-def sign_query(desc: Descriptor, k: int, operand: str) -> Query:
-    """Violation: flipping every ``operand`` (``a`` or ``b``) sign and C's does not negate D."""
+def sign_query(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> Query:
+    """Violation: flipping every ``operand`` (``a`` or ``b``) sign and C's does not negate D
+    (``flip_c=False`` leaves C alone: a property that fails, for tests)."""
     d_format = FORMATS[desc.d_type]
     assert isinstance(d_format, FloatFormat)
     variables = layout_variables(desc, k)
@@ -64,10 +80,10 @@ def sign_query(desc: Descriptor, k: int, operand: str) -> Query:
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
         lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
+        c = _flip(ops, inputs.c, c_bit) if flip_c else inputs.c
         flipped = DotInputs(lanes if operand == "a" else inputs.a,
-                            lanes if operand == "b" else inputs.b,
-                            _flip(ops, inputs.c, c_bit), inputs.scale_a, inputs.scale_b,
-                            inputs.metadata)
+                            lanes if operand == "b" else inputs.b, c, inputs.scale_a,
+                            inputs.scale_b, inputs.metadata)
         d = run_dot(ops, desc, inputs)
         d_flipped = run_dot(ops, desc, flipped)
         width = output_width(desc)
@@ -77,9 +93,165 @@ def sign_query(desc: Descriptor, k: int, operand: str) -> Query:
     return Query(f"flip-{operand}-and-c", "forall", variables, body)
 
 
+# ------------------------------------------------------------------ lemmas
+
+
+def flipped_term_query(desc: Descriptor, shape: str) -> Query:
+    """Violation: flipping the sign bit of A (``product-a``), B (``product-b``) or C (``c``)
+    changes the term's raw or nonzero, or does not negate its aligned units (any ``q``)."""
+    fa, fb, fd = formats_of(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        def term(flip: bool):
+            if shape == "c":
+                word = _flip(ops, values["c"], sign_bit(fd.name)) if flip else values["c"]
+                return decode_float(ops, fd, word).term
+            a, b = values["a"], values["b"]
+            if flip and shape == "product-a":
+                a = _flip(ops, a, sign_bit(fa.name))
+            if flip and shape == "product-b":
+                b = _flip(ops, b, sign_bit(fb.name))
+            return exact_product(ops, decode_float(ops, fa, a).term,
+                                 decode_float(ops, fb, b).term)
+
+        plain, flipped = term(False), term(True)
+        q = values["q"]
+        units = align_to_window(ops, plain, q, WINDOW_BITS)
+        units_flipped = align_to_window(ops, flipped, q, WINDOW_BITS)
+        ok = ops.and_(ops.eq(plain.raw, flipped.raw), ops.iff(plain.nonzero, flipped.nonzero),
+                      ops.eq(units_flipped, ops.neg(units)))
+        return ops.not_(ok), {"units": units, "units_flipped": units_flipped}
+
+    words = (("c", 32),) if shape == "c" else (("a", 32), ("b", 32))
+    return Query(f"flip-{shape}", "forall", (*words, ("q", EXP_WIDTH)), body)
+
+
+def _free_decoded(ops: Ops, values: Variables, prefix: str, fmt: FloatFormat) -> Decoded:
+    flag = {name: ops.eq(values[prefix + name], 1) for name in ("n", "z", "i", "x")}
+    return Decoded(fmt, flag["n"], ops.const(0, 1), ops.const(0, EXP_WIDTH), flag["z"],
+                   flag["i"], flag["x"])
+
+
+def _negated_sign(ops: Ops, x: Decoded) -> Decoded:
+    return Decoded(x.fmt, ops.not_(x.negative), x.mag, x.raw, x.is_zero, x.is_inf, x.is_nan)
+
+
+def specials_query(desc: Descriptor, k: int, operand: str) -> Query:
+    """Violation: with every ``operand`` lane's sign and C's negated (free flags), the NaN and
+    infinity outcome differs, or an infinite result keeps its sign."""
+    fa, fb, fd = formats_of(desc)
+    names = [f"{p}{i}{f}" for i in range(k) for p in "ab" for f in "nzix"]
+    names += [f"c{f}" for f in "nzix"]
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        pairs = [(_free_decoded(ops, values, f"a{i}", fa), _free_decoded(ops, values, f"b{i}", fb))
+                 for i in range(k)]
+        c = _free_decoded(ops, values, "c", fd)
+        flipped = [(_negated_sign(ops, x), y) if operand == "a" else (x, _negated_sign(ops, y))
+                   for x, y in pairs]
+        s, t = classify_specials(ops, pairs, c), classify_specials(ops, flipped,
+                                                                   _negated_sign(ops, c))
+        infinite = ops.and_(s.is_inf, ops.not_(s.is_nan))
+        ok = ops.and_(ops.iff(s.is_nan, t.is_nan), ops.iff(s.is_inf, t.is_inf),
+                      ops.implies(infinite, ops.xor_(s.inf_negative, t.inf_negative)))
+        return ops.not_(ok), {}
+
+    return Query(f"specials-flip-{operand}", "forall", tuple((n, 1) for n in names), body)
+
+
+def sext_odd_query(width: int, wide: int) -> Query:
+    """Violation: for ``x`` not the minimum, ``sext(-x) != -sext(x)``."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x = values["x"]
+        odd = ops.eq(ops.sext(ops.neg(x), wide), ops.neg(ops.sext(x, wide)))
+        return ops.and_(ops.ne(x, 1 << (width - 1)), ops.not_(odd)), {}
+
+    return Query(f"sext-odd-w{width}-to-{wide}", "forall", (("x", width),), body)
+
+
+def add_odd_query(width: int) -> Query:
+    """Violation: ``(-x) + (-y) != -(x + y)`` (modular, at ``width``)."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x, y = values["x"], values["y"]
+        return ops.ne(ops.add(ops.neg(x), ops.neg(y)), ops.neg(ops.add(x, y))), {}
+
+    return Query(f"add-odd-w{width}", "forall", (("x", width), ("y", width)), body)
+
+
+def encode_odd_query(desc: Descriptor, total_width: int) -> Query:
+    """Violation: for units ``s`` (not the minimum) and ``q`` in range,
+    ``encode(-s, q) != negated(encode(s, q))``."""
+    _, _, fd = formats_of(desc)
+    low, high = ranges_of(desc).quantum
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        s, q = values["s"], values["q"]
+        pre = ops.and_(ops.sge(q, low), ops.sle(q, high), ops.ne(s, 1 << (s.width - 1)))
+        rounding = DESTINATIONS[fd.name]
+        word = encode_float(ops, s, q, fd, rounding)
+        word_negated = encode_float(ops, ops.neg(s), q, fd, rounding)
+        return ops.and_(pre, ops.ne(word_negated, negated(ops, word, fd))), {
+            "d": word, "d_negated": word_negated}
+
+    return Query(f"encode-odd-{fd.name}", "forall", (("s", total_width), ("q", EXP_WIDTH)),
+                 body)
+
+
+def apply_specials_query(desc: Descriptor) -> Query:
+    """Violation: specials related as :func:`specials_query` proves, applied to
+    ``negated(f)``, do not give ``negated`` of the word for ``f``."""
+    _, _, fd = formats_of(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        flag = {n: ops.eq(values[n], 1) for n in ("nan", "inf", "neg", "neg2")}
+        s = Specials(flag["nan"], flag["inf"], flag["neg"])
+        t = Specials(flag["nan"], flag["inf"], flag["neg2"])
+        infinite = ops.and_(flag["inf"], ops.not_(flag["nan"]))
+        pre = ops.implies(infinite, ops.xor_(flag["neg"], flag["neg2"]))
+        finite = values["f"]
+        word = apply_specials(ops, s, finite, fd)
+        word_flipped = apply_specials(ops, t, negated(ops, finite, fd), fd)
+        return ops.and_(pre, ops.ne(word_flipped, negated(ops, word, fd))), {}
+
+    variables = (("nan", 1), ("inf", 1), ("neg", 1), ("neg2", 1), ("f", fd.container_bits))
+    return Query("apply-specials-odd", "forall", variables, body)
+
+
+COMPOSITION = (
+    "Composition over the stage rebuild (build_dot's own node): flip-* shows each product "
+    "(and C) keeps raw and nonzero, so the window exponent and q are unchanged, and its units "
+    "are negated; specials-flip-* keeps NaN/Inf and negates an infinite result's sign; "
+    "smax-step, raw-range-* and align-* (proofs.error_bound) give |u_i| < 2^(w-1), so by "
+    "sext-odd and add-odd, by induction over exact_sum's tree, the sum of the negated units "
+    "is the negated sum, which is not the minimum (the sum cannot wrap); encode-odd and "
+    "apply-specials-odd finish: D' = negated(D).")
+
+
+def window_lemmas(desc: Descriptor, k: int) -> list[Query]:
+    """Every lemma of a window row, for A and for B (shared ones once)."""
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
+    run = window_stages(ops, desc, dot_inputs(desc, k, values))
+    total = run.total.width
+    widths = sorted({u.width for u in run.units})
+    return [flipped_term_query(desc, "product-a"), flipped_term_query(desc, "product-b"),
+            flipped_term_query(desc, "c"), specials_query(desc, k, "a"),
+            specials_query(desc, k, "b"), *[sext_odd_query(w, total) for w in widths],
+            add_odd_query(total), encode_odd_query(desc, total), apply_specials_query(desc),
+            smax_step_query(), raw_range_query(desc, "product"), raw_range_query(desc, "c"),
+            align_query(desc, "product"), align_query(desc, "c")]
+
+
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
-    queries = [sign_query(desc, k, "a"), sign_query(desc, k, "b")]
-    return check_queries("sign-symmetry", desc, k, queries, settings)
+    if desc.family != "window":
+        queries = [sign_query(desc, k, "a"), sign_query(desc, k, "b")]
+        return check_queries("sign-symmetry", desc, k, queries, settings)
+    if not rebuilds_datapath(desc, k):
+        raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
+    return check_queries("sign-symmetry", desc, k, window_lemmas(desc, k), settings, LEMMAS,
+                         COMPOSITION)
 
 
 def applies(desc: Descriptor) -> bool:

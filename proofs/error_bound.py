@@ -1,0 +1,304 @@
+"""Error bound of the window datapaths against the exact sum (covers spec/window,
+spec/accumulate, spec/convert, spec/exact, spec/formats, spec/specials).
+
+For finite inputs (no special applies) whose D is finite, with ``n = K + 1``
+terms (the K products and C) and ``q`` the window quantum:
+``|D - exact| < n * 2^q + ulp(D)`` (SEMANTICS.md sections 2.4-2.7): each
+term loses less than one quantum to truncation toward zero, and the RZ
+conversion loses less than one unit in the last place of D (``ulp(D)``:
+``2^(E-23)`` for a normal D of exponent E, ``2^-149`` for a subnormal or
+zero D). ``exact`` is a separate wide fixed-point sum of the *untruncated*
+products and C (:func:`spec.exact.exact_operand_sum`), not the spec's sum of
+truncated units.
+
+Method ``lemmas`` (one query over the whole datapath and the wide sum did
+not finish in 120 s even at K=2): per-stage lemmas on free values (the
+window maximum, raw ranges, alignment as a floor, conversion as a floor to
+ulp(D)), composed as :data:`COMPOSITION` states over the stage rebuild of
+:mod:`proofs.stages`. The witness is one query over the datapath and the
+wide sum: an input whose error is at least ``(n - 1) * 2^q``, within one
+quantum and ulp(D) of the bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from proofs.core import (
+    LEMMAS,
+    Property,
+    Query,
+    Row,
+    Settings,
+    Variables,
+    check_queries,
+    dot_inputs,
+    layout_variables,
+)
+from proofs.stages import WindowRun, formats_of, rebuilds_datapath, window_stages
+from smt.trace import TraceOps
+from spec.accumulate import align_to_window, exact_product
+from spec.bitvec import BV, Bool, Ops
+from spec.convert import encode_float
+from spec.descriptor import Descriptor
+from spec.exact import exact_operand_sum, operand_range, product_range, raw_ceiling
+from spec.formats import EXP_WIDTH, Term, decode_float
+from spec.window import WINDOW_BITS, default_clamp
+
+REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
+
+
+def scale_of(desc: Descriptor) -> int:
+    """A static exponent below every quantum, exact-sum LSB and D LSB of ``desc``."""
+    fa, fb, fd = formats_of(desc)
+    lowest_raw = min(fa.min_raw + fb.min_raw, fd.min_raw)
+    clamp = default_clamp(fa, fb)
+    lowest_top = lowest_raw if clamp is None else max(lowest_raw, clamp)
+    return min(product_range(fa, fb).min_exponent, operand_range(fd).min_exponent,
+               lowest_top - WINDOW_BITS, fd.emin - fd.frac_bits)
+
+
+def _place(ops: Ops, value: BV, shift: BV, width: int) -> BV:
+    """``value`` (unsigned) times ``2^shift`` (``shift >= 0``) in ``width`` bits."""
+    return ops.shl(ops.zext(value, width), ops.resize_signed(shift, width))
+
+
+class Measure:
+    """The exact sum, D's value, the quantum and ulp(D) as signed integers in units of
+    ``2^scale`` (``width`` bits: none of them can wrap)."""
+
+    def __init__(self, ops: Ops, desc: Descriptor, run: WindowRun) -> None:
+        fa, fb, fd = formats_of(desc)
+        self.scale = scale_of(desc)
+        exact = exact_operand_sum(ops, run.operands)
+        span = max(product_range(fa, fb).top, operand_range(fd).top) - self.scale
+        self.width = max(exact.value.width + exact.lsb - self.scale, span) + 8
+        lsb = ops.const(self.scale, EXP_WIDTH)
+        self.exact = ops.shl(ops.sext(exact.value, self.width), exact.lsb - self.scale)
+        d = decode_float(ops, fd, run.word)
+        d_exponent = ops.sub(d.raw, fd.frac_bits)
+        d_magnitude = _place(ops, d.mag, ops.sub(d_exponent, lsb), self.width)
+        self.d = ops.ite(d.negative, ops.neg(d_magnitude), d_magnitude)
+        self.d_finite = ops.and_(ops.not_(d.is_inf), ops.not_(d.is_nan))
+        one = ops.const(1, 1)
+        self.quantum = _place(ops, one, ops.sub(run.quantum, lsb), self.width)
+        self.ulp = _place(ops, one, ops.sub(d_exponent, lsb), self.width)
+        self.terms = len(run.terms)
+        error = ops.sub(self.d, self.exact)
+        self.error = ops.abs_signed(error)
+        self.applies = ops.and_(ops.not_(run.specials.is_nan), ops.not_(run.specials.is_inf),
+                                self.d_finite, ops.any_(t.nonzero for t in run.terms))
+
+    def quanta(self, ops: Ops, count: int) -> BV:
+        return ops.mul(self.quantum, ops.const(count, self.width))
+
+
+# ------------------------------------------------------------------ lemmas
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """Static ranges of the row's exponents (SEMANTICS.md section 2.4)."""
+
+    product_raw: tuple[int, int]
+    c_raw: tuple[int, int]
+    quantum: tuple[int, int]
+
+
+def ranges_of(desc: Descriptor) -> Ranges:
+    """Raw exponents any word decodes to (Inf/NaN patterns included), and the quanta a
+    window over them can have: ``q = max(raw of some nonzero term, clamp) - 25``."""
+    fa, fb, fd = formats_of(desc)
+    product = (fa.min_raw + fb.min_raw, raw_ceiling(fa) + raw_ceiling(fb))
+    c = (fd.min_raw, raw_ceiling(fd))
+    low, high = min(product[0], c[0]), max(product[1], c[1])
+    clamp = default_clamp(fa, fb)
+    if clamp is not None:
+        low = max(low, clamp)
+    return Ranges(product, c, (low - WINDOW_BITS, high - WINDOW_BITS))
+
+
+def _in_range(ops: Ops, value: BV, bounds: tuple[int, int]) -> Bool:
+    return ops.and_(ops.sge(value, bounds[0]), ops.sle(value, bounds[1]))
+
+
+def _term(ops: Ops, desc: Descriptor, shape: str, values: Variables) -> Term:
+    fa, fb, fd = formats_of(desc)
+    if shape == "c":
+        return decode_float(ops, fd, values["c"]).term
+    return exact_product(ops, decode_float(ops, fa, values["a"]).term,
+                         decode_float(ops, fb, values["b"]).term)
+
+
+def _shape_variables(shape: str) -> tuple[tuple[str, int], ...]:
+    return (("c", 32),) if shape == "c" else (("a", 32), ("b", 32))
+
+
+def raw_range_query(desc: Descriptor, shape: str) -> Query:
+    """Violation: a product (or C) of any words has a raw exponent outside its static range."""
+    bounds = getattr(ranges_of(desc), f"{shape}_raw")
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        term = _term(ops, desc, shape, values)
+        return ops.not_(_in_range(ops, term.raw, bounds)), {"raw": term.raw}
+
+    return Query(f"raw-range-{shape}", "forall", _shape_variables(shape), body)
+
+
+def smax_step_query() -> Query:
+    """Violation: ``smax(x, y)`` is not an upper bound of both and equal to one of them."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x, y = values["x"], values["y"]
+        m = ops.smax(x, y)
+        ok = ops.and_(ops.sge(m, x), ops.sge(m, y), ops.or_(ops.eq(m, x), ops.eq(m, y)))
+        return ops.not_(ok), {"max": m}
+
+    return Query("smax-step", "forall", (("x", EXP_WIDTH), ("y", EXP_WIDTH)), body)
+
+
+def _floor_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
+    """``result = floor(value * 2^shift)`` (``value``, ``result`` unsigned, ``shift`` signed),
+    checked with left shifts only, in a register wide enough for both sides."""
+    width = max(value.width, result.width) + 2
+    x, r = ops.zext(value, width), ops.zext(result, width)
+    up = ops.resize_signed(shift, max(width, shift.width))
+    down = ops.resize_signed(ops.neg(shift), max(width, shift.width))
+    exact = ops.and_(ops.ult(up, width), ops.eq(ops.shl(x, up), r),
+                     ops.eq(ops.lshr(r, up), x))
+    below = ops.ite(ops.uge(down, value.width), ops.eq(r, 0),
+                    ops.and_(ops.ule(ops.shl(r, down), x),
+                             ops.ult(x, ops.shl(ops.add(r, 1), down))))
+    return ops.ite(ops.sge(shift, 0), ops.or_(exact, ops.eq(value, 0)), below)
+
+
+def align_query(desc: Descriptor, shape: str, rounding: str = "rz") -> Query:
+    """Violation of: for a product (or C) with ``raw <= q + 25`` (when nonzero) and ``q`` in
+    range, the aligned units ``u`` satisfy ``|u| = floor(|t| / 2^q)`` with the sign of ``t``
+    and ``|u| < 2^(w-1)`` (so ``|t - u 2^q| < 2^q``, truncation toward zero, no wrap)."""
+    ranges = ranges_of(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        term = _term(ops, desc, shape, values)
+        q = values["q"]
+        pre = ops.and_(_in_range(ops, q, ranges.quantum),
+                       ops.implies(term.nonzero, ops.sle(term.raw, ops.add(q, WINDOW_BITS))))
+        units = align_to_window(ops, term, q, WINDOW_BITS, rounding)
+        magnitude = ops.abs_signed(units)
+        shift = ops.sub(ops.sub(term.raw, term.frac_offset), q)
+        signed = ops.ite(term.negative, ops.sle(units, 0), ops.sge(units, 0))
+        ok = ops.and_(ops.ult(magnitude, 1 << (units.width - 1)), signed,
+                      _floor_shift_holds(ops, term.mag, shift, magnitude))
+        return ops.and_(pre, ops.not_(ok)), {"units": units}
+
+    variables = (*_shape_variables(shape), ("q", EXP_WIDTH))
+    return Query(f"align-{shape}", "forall", variables, body)
+
+
+def encode_query(desc: Descriptor, total_width: int) -> Query:
+    """Violation of: for units ``s`` (not the minimum) and ``q`` in range, ``D = encode(s, q)``
+    finite has ``|D| = floor(|s| 2^q / ulp(D)) ulp(D)``, ``ulp(D) = 2^(raw_D - 23)``, with the
+    sign of ``s``, and is ``+0`` when that is 0 (so ``|s 2^q - D| < ulp(D)``)."""
+    _, _, fd = formats_of(desc)
+    ranges = ranges_of(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        s, q = values["s"], values["q"]
+        pre = ops.and_(_in_range(ops, q, ranges.quantum), ops.ne(s, 1 << (s.width - 1)))
+        word = encode_float(ops, s, q, fd, "rz")
+        d = decode_float(ops, fd, word)
+        shift = ops.sub(q, ops.sub(d.raw, fd.frac_bits))
+        zero = ops.eq(d.mag, 0)
+        signed = ops.ite(zero, ops.eq(word, 0), ops.iff(d.negative, ops.sign(s)))
+        ok = ops.and_(signed, _floor_shift_holds(ops, ops.abs_signed(s), shift, d.mag))
+        finite = ops.and_(ops.not_(d.is_inf), ops.not_(d.is_nan))
+        return ops.and_(pre, finite, ops.not_(ok)), {"d": word}
+
+    return Query(f"encode-{fd.name}", "forall", (("s", total_width), ("q", EXP_WIDTH)), body)
+
+
+def static_facts(desc: Descriptor, k: int) -> tuple[int, str]:
+    """The exact-sum width and the static no-wrap facts of the composition (checked here)."""
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
+    run = window_stages(ops, desc, dot_inputs(desc, k, values))
+    widths = [u.width for u in run.units]
+    total = run.total.width
+    if len(widths) * (1 << (max(widths) - 1)) > 1 << (total - 1):
+        raise ValueError(f"exact sum of {desc.name} could wrap")
+    low, high = ranges_of(desc).quantum
+    if not -(1 << (EXP_WIDTH - 1)) < low - 64 < high + 64 < 1 << (EXP_WIDTH - 1):
+        raise ValueError(f"quantum range of {desc.name} leaves no exponent headroom")
+    return total, (f"exact sum of n={len(widths)} units of <= {max(widths)} bits in {total} "
+                   f"bits cannot wrap (n 2^{max(widths) - 1} <= 2^{total - 1}); quantum in "
+                   f"[{low}, {high}]")
+
+
+COMPOSITION = (
+    "Composition (every stage covered; the stage rebuild is build_dot's own node): "
+    "smax-step gives, by induction over smax_all's tree, a window exponent at least the raw "
+    "of every nonzero term and equal to one of them or the clamp, so by raw-range-* q is in "
+    "range and raw <= q + 25; align-* then gives |t_i - u_i 2^q| < 2^q and |u_i| < 2^(w-1); "
+    "so exact_sum is the integer sum S of the u_i; encode gives |S 2^q - D| < ulp(D) with "
+    "D finite; exact = sum of t_i (spec/exact's wide register cannot wrap); by the triangle "
+    "inequality |D - exact| < ulp(D) + n 2^q.")
+
+
+def bound_query(desc: Descriptor, k: int) -> Query:
+    """Violation of the bound as one query over the datapath and the wide sum (too slow for a
+    solver; replayed on the scalar lowering by the tests)."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        run = window_stages(ops, desc, dot_inputs(desc, k, values))
+        m = Measure(ops, desc, run)
+        bound = ops.add(m.quanta(ops, m.terms), m.ulp)
+        return ops.and_(m.applies, ops.uge(m.error, bound)), {"d": run.word, "error": m.error,
+                                                             "bound": bound}
+
+    return Query("error-below-bound", "forall", layout_variables(desc, k), body)
+
+
+def witness_query(desc: Descriptor, k: int) -> Query:
+    """Witness: finite inputs, finite D with ``ulp(D) <= 4 * 2^q`` (D at the window's top, so
+    the conversion adds at most 3 quanta) and ``|D - exact| >= (n - 1) * 2^q``. To keep the
+    search small, C = +0 and lanes 2.. repeat lane 1 (the condition still holds for them)."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+        run = window_stages(ops, desc, inputs)
+        m = Measure(ops, desc, run)
+        near = ops.and_(ops.uge(m.error, m.quanta(ops, m.terms - 1)),
+                        ops.ule(m.ulp, m.quanta(ops, 4)))
+        hints = [ops.eq(inputs.c, 0)]
+        hints += [ops.eq(word, lanes[1]) for lanes in (inputs.a, inputs.b) for word in lanes[2:]]
+        return ops.and_(m.applies, near, *hints), {"d": run.word, "quantum": run.quantum,
+                                                   **{n: v for n, v in values.items()}}
+
+    return Query("error-near-bound", "exists", layout_variables(desc, k), body)
+
+
+def lemma_queries(desc: Descriptor, k: int) -> tuple[list[Query], str]:
+    total_width, facts = static_facts(desc, k)
+    queries = [smax_step_query(), raw_range_query(desc, "product"), raw_range_query(desc, "c"),
+               align_query(desc, "product"), align_query(desc, "c"),
+               encode_query(desc, total_width)]
+    return queries, facts
+
+
+def check(desc: Descriptor, k: int, settings: Settings) -> Row:
+    if not rebuilds_datapath(desc, k):
+        raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
+    queries, facts = lemma_queries(desc, k)
+    return check_queries("error-bound", desc, k, [*queries, witness_query(desc, k)],
+                         settings, LEMMAS, f"{COMPOSITION} Static: {facts}.")
+
+
+def applies(desc: Descriptor) -> bool:
+    return desc.family == "window" and not desc.sparse and desc.d_type == "f32"
+
+
+PROPERTIES = [Property(
+    "error-bound", "|D - exact| < (K+1) 2^q + ulp(D) for finite inputs and finite D, with a "
+    "witness at K 2^q", ("spec.window", "spec.accumulate", "spec.convert", "spec.exact",
+                              "spec.formats", "spec.specials"),
+    REQUIRED, applies, check, fast=(("dense-e4m3", 2),))]

@@ -1,0 +1,96 @@
+"""Error bound: stage rebuild, lemmas on free values, scalar replays against the wide sum."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from proofs.core import LEMMAS, PROVED, REFUTED, WITNESS, Settings, decide
+from proofs.error_bound import (
+    REQUIRED,
+    align_query,
+    bound_query,
+    check,
+    lemma_queries,
+    ranges_of,
+    witness_query,
+)
+from proofs.stages import rebuilds_datapath
+from spec.catalog import input_layout, lookup
+
+FAST = Settings(second_solver=None, timeout=60)
+
+
+def _desc(name: str):
+    return lookup(name).descriptor
+
+
+@pytest.mark.parametrize("name", [*REQUIRED, "dense-e2m1", "dense-e5m2"])
+def test_stage_rebuild_is_the_datapath_node(name: str) -> None:
+    desc = _desc(name)
+    assert rebuilds_datapath(desc, 2) and rebuilds_datapath(desc, desc.k)
+
+
+def test_quantum_range_follows_the_clamp() -> None:
+    assert ranges_of(_desc("dense-tf32")).quantum == (-133 - 25, 256 - 25)
+    assert ranges_of(_desc("dense-f16")).quantum[0] == -126 - 25
+
+
+def test_lemmas_of_a_small_row_are_proved() -> None:
+    queries, facts = lemma_queries(_desc("dense-e2m1"), 2)
+    assert "cannot wrap" in facts
+    for query in queries:
+        assert decide(query, "bitwuzla", 60).result == PROVED, query.name
+
+
+def test_rounding_alignment_breaks_the_floor_lemma() -> None:
+    outcome = decide(align_query(_desc("dense-e4m3"), "product", rounding="rne"), "bitwuzla",
+                     60)
+    assert outcome.result == REFUTED and "units" in outcome.words
+
+
+def _finite_word(rng: random.Random, frac_bits: int, cleared: int) -> int:
+    exponent = rng.choice([0, rng.randint(100, 140)])
+    return (rng.getrandbits(1) << 31) | (exponent << 23) | (rng.getrandbits(frac_bits) << cleared)
+
+
+def test_bound_holds_on_random_finite_tf32_inputs_and_is_nearly_reached() -> None:
+    desc, k = _desc("dense-tf32"), 8
+    query = bound_query(desc, k)
+    rng = random.Random(8)
+    largest = 0.0
+    for _ in range(150):
+        model = {spec.name: _finite_word(rng, 10, 13) for spec in input_layout(desc, k)}
+        violated, words = query.replay(model)
+        assert not violated, model
+        if words["bound"]:
+            largest = max(largest, words["error"] / words["bound"])
+    assert 0 < largest < 1
+
+
+def test_fast_row_is_proved_with_a_witness() -> None:
+    row = check(_desc("dense-e4m3"), 2, FAST)
+    assert row.result == WITNESS and row.method == LEMMAS, row.detail
+    assert [lem["result"] for lem in row.lemmas][:-1] == [PROVED] * (len(row.lemmas) - 1)
+    violated, words = bound_query(_desc("dense-e4m3"), 2).replay(
+        {name: value for name, value in row.words.items() if name not in ("d", "quantum")})
+    assert not violated and words["error"] < words["bound"]
+
+
+def test_e2m1_products_are_too_short_to_approach_the_bound() -> None:
+    assert decide(witness_query(_desc("dense-e2m1"), 4), "bitwuzla", 60).result == REFUTED
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", REQUIRED)
+def test_required_rows(name: str) -> None:
+    desc = _desc(name)
+    row = check(desc, desc.k, Settings())
+    assert row.result == WITNESS, row.detail
+
+
+@pytest.mark.full
+def test_witness_query_reaches_k_quanta_at_full_tf32() -> None:
+    desc = _desc("dense-tf32")
+    assert decide(witness_query(desc, desc.k), "bitwuzla", 120).result == WITNESS

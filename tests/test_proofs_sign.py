@@ -1,0 +1,73 @@
+"""Sign symmetry: stage lemmas for the window paths, replayed counterexamples."""
+
+from __future__ import annotations
+
+import pytest
+
+from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
+from proofs.sign import (
+    REQUIRED,
+    apply_specials_query,
+    check,
+    encode_odd_query,
+    negated,
+    sign_query,
+    specials_query,
+)
+from ref.scalar import SCALAR
+from spec.catalog import lookup
+from spec.convert import encode_float
+from spec.formats import FORMATS
+
+FAST = Settings(second_solver=None, timeout=60)
+
+
+def _desc(name: str):
+    return lookup(name).descriptor
+
+
+def test_negated_keeps_zero_and_nan() -> None:
+    f32 = FORMATS["f32"]
+    for word, expected in ((0, 0), (0x80000000, 0x80000000), (0x7FFFFFFF, 0x7FFFFFFF),
+                           (0x3F800000, 0xBF800000), (0xFF800000, 0x7F800000)):
+        assert negated(SCALAR, SCALAR.const(word, 32), f32).node == expected
+
+
+def test_fast_window_row_is_proved_by_lemmas() -> None:
+    row = check(_desc("dense-e2m1"), 4, FAST)
+    assert row.result == PROVED and row.method == LEMMAS, row.detail
+    names = [lem["name"] for lem in row.lemmas]
+    assert {"flip-product-a", "flip-product-b", "flip-c", "encode-odd-f32",
+            "apply-specials-odd", "align-product"} <= set(names)
+
+
+def test_leaving_c_alone_is_refuted_with_a_replayed_counterexample() -> None:
+    outcome = decide(sign_query(_desc("dense-e2m1"), 1, "a", flip_c=False), "bitwuzla", 60)
+    assert outcome.result == REFUTED
+    d = SCALAR.const(outcome.words["d"], 32)
+    assert outcome.words["d_flipped"] != negated(SCALAR, d, FORMATS["f32"]).node
+
+
+def test_specials_and_apply_lemmas_are_proved() -> None:
+    desc = _desc("dense-bf16")
+    assert decide(specials_query(desc, 2, "a"), "bitwuzla", 60).result == PROVED
+    assert decide(apply_specials_query(desc), "bitwuzla", 60).result == PROVED
+
+
+def test_encode_is_not_odd_at_the_minimum_so_the_lemma_excludes_it() -> None:
+    f32, width = FORMATS["f32"], 33
+    minimum = SCALAR.const(1 << (width - 1), width)
+    q = SCALAR.const(-40, 12)
+    word = encode_float(SCALAR, minimum, q, f32, "rz")
+    assert encode_float(SCALAR, SCALAR.neg(minimum), q, f32, "rz").node != \
+        negated(SCALAR, word, f32).node
+    assert encode_odd_query(_desc("dense-bf16"), width).replay(
+        {"s": 1 << (width - 1), "q": (-40) % 4096})[0] is False
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", REQUIRED[:8])
+def test_window_rows_are_proved(name: str) -> None:
+    desc = _desc(name)
+    row = check(desc, desc.k, Settings())
+    assert row.result == PROVED and row.method == LEMMAS, row.detail
