@@ -83,11 +83,20 @@ def _illegal_selector(desc: Descriptor, chunk: int, selector: int, row: int | No
 
 def check_metadata(desc: Descriptor, words: Sequence[int]) -> None:
     """Refuse metadata with an illegal selector, naming the chunk (SEMANTICS.md section 5)."""
+    illegal = _illegal_chunk(desc, tuple(words))
+    if illegal is not None:
+        raise _illegal_selector(desc, *illegal)
+
+
+@functools.lru_cache(maxsize=4096)
+def _illegal_chunk(desc: Descriptor, words: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(chunk, selector)`` of the first illegal selector in ``words``, or None."""
     size, rule = desc.sparse_chunk  # type: ignore[misc]
     values = [SCALAR.const(w, 32) for w in words]
     for chunk, selector in enumerate(chunk_selectors(SCALAR, values, desc.k // size)):
         if not SCALAR.truth(selector_is_legal(SCALAR, rule, selector)):
-            raise _illegal_selector(desc, chunk, SCALAR.value(selector))
+            return chunk, SCALAR.value(selector)
+    return None
 
 
 def _check_metadata_batch(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> None:
@@ -122,10 +131,9 @@ def _metadata(desc: Descriptor, metadata: Any) -> list[int]:
 def prepare_dot(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any = None,
                 scale_b: Any = None, sparse_metadata: Any = None) -> list[int]:
     """Checked input words of one dot product, in ``input_layout(desc)`` order."""
-    if sparse_metadata is None:
-        packed = _plain_dot_words(desc, a, b, c, scale_a, scale_b)
-        if packed is not None:
-            return packed.tolist()
+    packed = _plain_dot_words(desc, a, b, c, scale_a, scale_b, sparse_metadata)
+    if packed is not None:
+        return packed.tolist()
     words_a, words_b = _words(a, "A"), _words(b, "B")
     _check_k(desc, words_a, words_b)
     word_c = _word(c, "C")
@@ -159,13 +167,20 @@ def resolve_fields(fields: dict[str, Any], sparse: bool) -> Descriptor:
 
 
 def _plain_dot_words(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any,
-                     scale_b: Any) -> array | None:
-    """The packed input words of a dense call whose arguments are plain in-range int lists,
+                     scale_b: Any, metadata: Any = None) -> array | None:
+    """The packed input words of a call whose arguments are plain in-range int lists,
     checked in bulk; None sends the call through :func:`prepare_dot` (which names any
     problem)."""
-    if (desc.sparse or type(a) not in _PLAIN or type(b) not in _PLAIN or len(a) != desc.k
-            or len(b) != desc.k):
+    if (type(a) not in _PLAIN or type(b) not in _PLAIN or len(a) != desc.k
+            or len(b) != desc.k or desc.sparse != (metadata is not None)):
         return None
+    if desc.sparse:
+        if type(metadata) is int:
+            metadata = [metadata] * desc.metadata_words
+        elif type(metadata) in _PLAIN and len(metadata) >= desc.metadata_words:
+            metadata = list(metadata[:desc.metadata_words])
+        else:
+            return None
     words = [*a, *b, c]
     if desc.scaling is not None:
         for scales in (scale_a, scale_b):
@@ -178,12 +193,17 @@ def _plain_dot_words(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any,
                 return None
     elif scale_a is not None or scale_b is not None:
         return None
+    if desc.sparse:
+        words += metadata
     if set(map(type, words)) != _INT:
         return None
     try:
-        return array("I", words)
+        packed = array("I", words)
     except (OverflowError, TypeError):
         return None
+    if desc.sparse:
+        check_metadata(desc, metadata)
+    return packed
 
 
 _PLAIN = (list, tuple)
@@ -225,7 +245,7 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
     except TypeError:
         desc = resolve(a_format, b_format, d_type, saturate, scaling, kind, scale_vec,
                        sparse=sparse)
-    words = _plain_dot_words(desc, a, b, c, scale_a, scale_b)
+    words = _plain_dot_words(desc, a, b, c, scale_a, scale_b, sparse_metadata)
     if words is None:
         words = array("I", prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata))
     return _dot_runner(desc)(words)
