@@ -3,8 +3,10 @@
 All three check their inputs on the host (raw words are ints in
 ``[0, 2^32)``, scale bytes in ``[0, 256)``, K matches the datapath, sparse
 selectors are legal) and then run the one specification of
-:mod:`spec.catalog`: ``mma_dot`` on the compiled scalar lowering, ``mma``
-and ``evaluate`` on the NumPy batch backend.
+:mod:`spec.catalog` on its fastest lowering: ``mma_dot`` on the compiled
+scalar lowering, ``mma`` and ``evaluate`` on the NumPy batch backend, and
+all three on the compiled C kernel (:mod:`ref.kernels`) once a process has
+run enough rows of a datapath to pay for building it.
 """
 
 from __future__ import annotations
@@ -293,7 +295,7 @@ def _batch_columns(desc: Descriptor, values: Any, what: str, bits: int, rows: in
 def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any, *,
              scale_a: Any = None, scale_b: Any = None,
              sparse_metadata: Any = None) -> np.ndarray:
-    """Many dot products at once on the NumPy backend.
+    """Many dot products at once (NumPy, or the C kernel for big runs: :func:`run_batch`).
 
     ``a[N, K]``, ``b[N, K]`` raw words, ``c[N]``; scales ``uint8[N, blocks]``;
     metadata one value for all rows, a list of words for all rows, or
