@@ -10,6 +10,7 @@ in the default suite, all under ``-m full``.
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -228,3 +229,14 @@ def test_mma_dot_switches_to_the_kernel_and_keeps_its_checks(monkeypatch):
                          kind="mxf4nvf4", scale_a=[0x38] * 4, scale_b=[0x38] * 4)
     assert scaled == api.mma_dot([0x22] * 64, [0x22] * 64, 0, a_format="e2m1",
                                  scaling="ue4m3", kind="mxf4nvf4")
+
+
+def test_bench_json_reports_every_lowering(capsys):
+    from ref.cli import main
+
+    assert main(["bench", "--datapath", "i8-s8-s8-wrap", "--rows", "64", "--scalar-seconds",
+                 "0.02", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    for lowering in ("scalar", "compiled", "mma_dot", "numpy", "kernel"):
+        assert row[lowering] > 0
+    assert row["kernel_agrees"] is True and row["load_s"] is not None
