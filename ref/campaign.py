@@ -516,3 +516,41 @@ def check_columns(path: str | Path, jobs: int = 1, keep: int = 10,
                 progress(report.total.cases)
     del report.mismatches[keep:]
     return report
+
+
+def check_on_dask(paths: Sequence[str | Path], address: str, keep: int = 10,
+                  progress: Callable[[int], None] | None = None) -> Report:
+    """Check vector files and columnar directories on the Dask cluster at ``address``:
+    directories split into row ranges, line files one task each. Workers must see the
+    same paths (a shared file system). Needs the optional extra ``dist``."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ValueError("--dask needs dask.distributed: pip install 'tcspec[dist]'") from None
+    from ref.validate import check_file
+
+    try:
+        client = Client(address, timeout=10)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    report = Report()
+    with client:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        futures = []
+        for name in paths:
+            path = Path(name).resolve()
+            if path.is_dir():
+                cases = open_columns(path).cases
+                parts = max(1, min(4 * workers, -(-cases // CHUNK_ROWS)))
+                bounds = [cases * i // parts for i in range(parts + 1)]
+                futures += [client.submit(check_range, str(path), bounds[i], bounds[i + 1],
+                                          keep, pure=False) for i in range(parts)]
+            else:
+                futures.append(client.submit(check_file, str(path), pure=False))
+        for future in as_completed(futures):
+            report.merge(future.result())
+            if progress:
+                progress(report.total.cases)
+    del report.mismatches[keep:]
+    return report
+

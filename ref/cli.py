@@ -290,6 +290,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from spec.candidates import candidate_named
 
     candidate = candidate_named(args.model or "hardware")
+    if args.dask:
+        return _check_on_dask(args)
     status = 0
     for name in args.files:
         path = Path(name)
@@ -326,6 +328,23 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif report.bad_lines and status == 0:
             status = EXIT_USAGE
     return status
+
+
+def _check_on_dask(args: argparse.Namespace) -> int:
+    from ref.campaign import check_on_dask
+
+    if args.model:
+        raise UsageError("--model and --dask cannot be combined")
+    for name in args.files:
+        if not Path(name).exists():
+            raise UsageError(f"no such vector file: {name}")
+    report = check_on_dask(args.files, args.dask, FIRST_MISMATCHES,
+                           ProgressLine(f"dask {args.dask}"))
+    print(f"== {', '.join(args.files)} on Dask {args.dask}")
+    _print_report(report, "the files")
+    if report.mismatches:
+        return EXIT_MISMATCH
+    return EXIT_USAGE if report.bad_lines or not report.total.cases else 0
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
@@ -635,6 +654,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]|DIR")
     p.add_argument("--jobs", type=int, help="processes for a columnar directory "
                    "(default: the cores)")
+    p.add_argument("--dask", metavar="ADDRESS", help="split the check across the Dask "
+                   "cluster at ADDRESS (optional extra `dist`; workers share the paths)")
     p.add_argument("--model", metavar="NAME",
                    help="check against a candidate model of SEMANTICS.md section 7 "
                         "(default: hardware; see `tcspec list --candidates`)")

@@ -117,3 +117,25 @@ def test_finite_category_has_only_finite_containers():
             assert not (exp == fmt.exp_max_field).any()
         else:
             assert not ((exp == fmt.exp_max_field) & (frac == (1 << fmt.frac_bits) - 1)).any()
+
+
+def test_dask_cluster_gives_the_local_tallies(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    out_dir = tmp_path / "cases"
+    lines = tmp_path / "cases.jsonl"
+    run(capsys, "gen", "--datapath", "dense-bf16", "--cases", "400", "--format", "npy-dir",
+        "--out", str(out_dir))
+    run(capsys, "gen", "--datapath", "i8-s8-s8-wrap", "--cases", "50", "--out", str(lines))
+    expected = np.load(out_dir / "expected.npy")
+    expected[7] ^= 4
+    np.save(out_dir / "expected.npy", expected)
+    _, local, _ = run(capsys, "check", str(out_dir), str(lines), "--jobs", "1")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        code, out, _ = run(capsys, "check", "--dask", cluster.scheduler_address,
+                           str(out_dir), str(lines))
+    assert code == 1 and "row 7 [dense-bf16]" in out
+    for name in ("dense-bf16", "i8-s8-s8-wrap"):
+        want = next(line for line in local.splitlines() if line.startswith(name))
+        assert want in out.splitlines()
+    assert "450     449          1" in out
