@@ -399,7 +399,7 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
     with _LOCK:
         if digest in _LOADED:
             return _LOADED[digest]
-        target = cache_dir() / f"{name}-{digest[:24]}.so"
+        target = cache_dir() / f"kernel-{digest[:32]}.so"
         compiled = False
         if not target.exists():
             if not build:

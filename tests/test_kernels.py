@@ -180,7 +180,7 @@ def test_fast_path_threshold_and_fallback(monkeypatch, capsys, tmp_path):
     assert kernels.fast_kernel(desc, kernels.COMPILE_MIN_ROWS // 2) is None
     assert not list(tmp_path.iterdir())
     assert kernels.fast_kernel(desc, kernels.COMPILE_MIN_ROWS // 2) is not None
-    assert list(tmp_path.glob("i8-s8-s8-wrap-*.so"))
+    assert list(tmp_path.glob("kernel-*.so"))
     for name in ("_LOADED", "_BY_DESCRIPTOR", "_SEEN"):
         monkeypatch.setattr(kernels, name, {})
     monkeypatch.setattr(kernels, "compiler", lambda: None)
@@ -240,3 +240,12 @@ def test_bench_json_reports_every_lowering(capsys):
     for lowering in ("scalar", "compiled", "mma_dot", "numpy", "kernel"):
         assert row[lowering] > 0
     assert row["kernel_agrees"] is True and row["load_s"] is not None
+
+
+def test_datapaths_with_one_dag_share_one_cached_kernel():
+    first = kernels.kernel_for(CATALOG["dense-mxf4"].descriptor)
+    twin = CATALOG["dense-mxf4nvf4-2x"].descriptor
+    assert kernels.kernel_for(twin).path == first.path
+    kernels.forget_loaded()
+    again = kernels.kernel_for(twin, build=False)
+    assert again is not None and again.path == first.path
