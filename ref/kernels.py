@@ -121,20 +121,19 @@ def _strip_zext(node: Node) -> Node:
 def _cheap_nodes(order: Sequence[Node], limit: int) -> set[int]:
     """Nodes whose whole cone down to inputs is at most ``limit`` operations: recomputed
     where used instead of being kept in a block buffer."""
-    cones: dict[int, frozenset[int] | None] = {}
+    cones: dict[int, frozenset[int]] = {}
     for node in order:
         cone: set[int] = {node.id}
-        for arg in node.args:
-            arg = _strip_zext(arg)
+        for arg in (_strip_zext(a) for a in node.args):
             if arg.op in ("const", "bool_const", "var"):
                 continue
-            sub = cones.get(arg.id)
-            if sub is None:
-                cone = set(range(-limit - 1, 0))
+            if arg.id not in cones:
                 break
-            cone |= sub
-        cones[node.id] = frozenset(cone) if len(cone) <= limit else None
-    return {nid for nid, cone in cones.items() if cone is not None}
+            cone |= cones[arg.id]
+        else:
+            if len(cone) <= limit:
+                cones[node.id] = frozenset(cone)
+    return set(cones)
 
 
 def _operands(node: Node, cheap: set[int]) -> set[int]:
@@ -286,6 +285,21 @@ def compiler() -> str | None:
 
 
 @functools.cache
+def _host_identity() -> str:
+    """The CPU's feature flags (kernels are built for the host's instruction set)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(("flags", "Features")):
+                    return line.strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.machine() + " " + platform.processor()
+
+
+@functools.cache
 def _compiler_identity(cc: str) -> str:
     try:
         done = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
@@ -389,12 +403,14 @@ def kernel_for(desc: Descriptor, *, build: bool = True, flags: Sequence[str] = C
 def load_source(source: str, inputs: int, name: str, *, build: bool = True,
                 flags: Sequence[str] = CFLAGS) -> Kernel | None:
     """The kernel printed as ``source`` (by :func:`kernel_source`), through the on-disk cache
-    (keyed by a hash of the generator, the compiler, its flags and the source)."""
+    (keyed by a hash of the generator, the compiler, the host CPU's flags, the compiler
+    flags and the source)."""
     cc = compiler()
     if cc is None:
         raise KernelBuildError("no C compiler found (set CC, or install gcc or clang)")
     start = time.perf_counter()
-    key = "\n".join([GENERATOR_VERSION, _compiler_identity(cc), " ".join(flags), source])
+    key = "\n".join([GENERATOR_VERSION, _compiler_identity(cc), _host_identity(),
+                     " ".join(flags), source])
     digest = hashlib.sha256(key.encode()).hexdigest()
     with _LOCK:
         if digest in _LOADED:
