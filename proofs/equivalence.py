@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from smt.solve import check_sat
-from smt.trace import Node, TraceOps
+from smt.trace import Node, TraceOps, walk
 from spec.bitvec import BV, Bool
 
 MAX_DIVERGENT_LEAVES = 16
-MAX_LEMMAS = 12
+MAX_LEMMAS = 64
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,12 @@ def _differ(ops: TraceOps, a: Node, b: Node) -> Node:
 
 
 def prove_equal(ops: TraceOps, first: Node, second: Node, assumptions: Sequence[Node],
-                variables: Sequence[Node], *, solver: str, timeout: float) -> CutProof:
-    """Prove ``first == second`` under ``assumptions`` through the cut pairs of their DAGs."""
+                variables: Sequence[Node], *, solver: str, timeout: float,
+                budget: float) -> CutProof:
+    """Prove ``first == second`` under ``assumptions`` through the cut pairs of their DAGs.
+
+    Each lemma gets ``timeout`` seconds; the proof gives up after ``budget`` seconds.
+    """
     started = time.monotonic()
     children: dict[tuple[int, int], list[tuple[Node, Node]]] = {}
     order: list[tuple[Node, Node]] = []
@@ -74,23 +78,33 @@ def prove_equal(ops: TraceOps, first: Node, second: Node, assumptions: Sequence[
         stack.append((a, b, True))
         stack.extend((x, y, False) for x, y in reversed(children[key]))
     proved: set[tuple[int, int]] = set()
+
+    def propagate() -> None:
+        for a, b in order:
+            kids = children[(a.id, b.id)]
+            if kids and all((x.id, y.id) in proved for x, y in kids):
+                proved.add((a.id, b.id))
+
+    propagate()
+    cone = {key: len({n.id for n in walk([a, b])}) for key, (a, b) in
+            ((k, p) for k, p in ((((a.id, b.id)), (a, b)) for a, b in order))}
+    candidates = sorted((p for p in order if not (p[0].is_const and p[1].is_const)
+                         and p[0].width == p[1].width), key=lambda p: cone[(p[0].id, p[1].id)])
     lemmas = 0
-    for a, b in order:
-        key = (a.id, b.id)
-        kids = children[key]
-        if kids and all((x.id, y.id) in proved for x, y in kids):
-            proved.add(key)
+    for a, b in candidates:
+        if (first.id, second.id) in proved:
+            break
+        if (a.id, b.id) in proved:
             continue
-        if (a.is_const and b.is_const) or a.width != b.width:
-            continue
-        if lemmas >= MAX_LEMMAS:
+        if lemmas >= MAX_LEMMAS or time.monotonic() - started > budget:
             return CutProof(False, lemmas, time.monotonic() - started,
-                            f"more than {MAX_LEMMAS} lemmas needed")
+                            f"gave up after {lemmas} lemmas")
         lemmas += 1
         result = check_sat([*assumptions, _differ(ops, a, b)], variables, solver=solver,
                            timeout=timeout)
         if result.unsat:
-            proved.add(key)
+            proved.add((a.id, b.id))
+            propagate()
     done = (first.id, second.id) in proved
     return CutProof(done, lemmas, time.monotonic() - started,
                     "" if done else "a cut pair could not be shown equal")

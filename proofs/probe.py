@@ -47,6 +47,8 @@ CANCEL_LANES = (0, 1)
 LADDER = (2, 8, 32)
 DEFAULT_PROBE_TIMEOUT = 60.0
 LEMMA_TIMEOUT = 10.0
+CUT_BUDGET = 60.0
+"""Seconds one cut-point proof may spend on its lemmas in all."""
 
 FOUND, EQUIVALENT, UNKNOWN = "found", "equivalent", "unknown"
 
@@ -524,21 +526,20 @@ class Searcher:
 
     def find(self, separate: Sequence[str], constraints: Constraints,
              blocked: Sequence[Sequence[int]] = (), seed: int | None = None,
-             cut_first: bool = False) -> tuple[str, Probe | None]:
+             cut_early: bool = False) -> tuple[str, Probe | None]:
         """One probe on which all ``separate`` models differ pairwise, up the ladder.
 
         Before the full-K rung, two models are first tried for equivalence by cut
         points (:mod:`proofs.equivalence`), which succeeds fast when they differ in
-        one parameter that cannot matter; ``cut_first`` tries that before any rung.
+        one parameter that cannot matter; ``cut_early`` tries that after the first rung.
         """
         rng = random.Random(seed) if seed is not None else None
         undecided = False
-        cuts = len(separate) == 2 and not blocked
-        if cuts and cut_first and self.equal_by_cut_points(separate, constraints):
-            return EQUIVALENT, None
-        for live in ladder(self.desc, constraints, rng):
+        rungs = ladder(self.desc, constraints, rng)
+        cut_before = 1 if cut_early else len(rungs) - 1
+        for index, live in enumerate(rungs):
             rung = len(live)
-            if rung == self.desc.k and cuts and not cut_first and \
+            if index == cut_before and len(separate) == 2 and not blocked and \
                     self.equal_by_cut_points(separate, constraints):
                 return EQUIVALENT, None
             space = ProbeSpace(self.desc, self.models, constraints, live)
@@ -572,7 +573,8 @@ class Searcher:
         first, second = (space.words[name].node for name in pair)
         proof = prove_equal(space.ops, first, second, [t.node for t in space.assumptions],
                             space.variables, solver=self.solver,
-                            timeout=min(self.timeout, LEMMA_TIMEOUT))
+                            timeout=min(self.timeout, LEMMA_TIMEOUT),
+                            budget=min(self.timeout, CUT_BUDGET))
         self.cut_proofs.append(proof)
         self.log(f"{'/'.join(pair)} cut-point proof: "
                  + ("proved equal" if proof.proved else f"not proved ({proof.reason})")
@@ -613,7 +615,7 @@ def find_probes(desc: Descriptor, model: str, vs: str,
         if probe is None:
             break
         if minimize and not probes:
-            probe, active = _minimized(searcher, pair, constraints, probe)
+            probe, active = minimized(searcher, pair, constraints, probe)
         probes.append(probe)
     report = ProbeReport(FOUND if probes else status, pair, probes, searcher.calls,
                          time.monotonic() - started)
@@ -627,7 +629,7 @@ def find_probes(desc: Descriptor, model: str, vs: str,
     return report
 
 
-def _minimized(searcher: Searcher, pair: Sequence[str], constraints: Constraints,
+def minimized(searcher: Searcher, pair: Sequence[str], constraints: Constraints,
                probe: Probe) -> tuple[Probe, Constraints]:
     """Fewer active lanes first, then a smaller raw exponent spread (iterative tightening)."""
     lanes, _ = probe.profile

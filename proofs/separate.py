@@ -27,6 +27,7 @@ from proofs.probe import (
     Probe,
     Searcher,
     check_constraints,
+    minimized,
     quiet,
     resolve_models,
 )
@@ -95,8 +96,12 @@ class Suite:
 def separating_suite(desc: Descriptor, names: Sequence[str],
                      constraints: Constraints | None = None, *,
                      solver: str = DEFAULT_SOLVER, timeout: float = DEFAULT_PROBE_TIMEOUT,
-                     seed: int | None = None, log: Log = quiet) -> Suite:
-    """A small suite separating every pair of ``names`` on ``desc`` that can be separated."""
+                     seed: int | None = None, minimize: bool = False,
+                     log: Log = quiet) -> Suite:
+    """A small suite separating every pair of ``names`` on ``desc`` that can be separated.
+
+    ``minimize`` shrinks each pair probe as ``tcspec probe --minimize`` does.
+    """
     if len(names) < 2:
         raise ValueError("--separate needs at least two models")
     constraints = constraints or Constraints()
@@ -109,6 +114,8 @@ def separating_suite(desc: Descriptor, names: Sequence[str],
         if any(p.separates(*pair) for p in result.pool):
             continue
         status, probe = searcher.find(list(pair), constraints, seed=seed)
+        if probe is not None and minimize:
+            probe, _ = minimized(searcher, pair, constraints, probe)
         if probe is not None:
             result.pool.append(probe)
         elif status == EQUIVALENT:

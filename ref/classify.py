@@ -159,7 +159,7 @@ def classification_text(result: Classification, show_all: bool = False) -> str:
         alive = [v for v in family.verdicts.values() if v.survives]
         out = [v for v in family.verdicts.values() if v.against]
         idle = [v for v in family.verdicts.values() if not v.applies]
-        lines.append("  survive: " + (", ".join(f"{v.candidate} ({v.checked} lines"
+        lines.append("  survive: " + (", ".join(f"{v.candidate} ({v.checked} line(s)"
                                                 + (f", {v.skipped} skipped" if v.skipped else "")
                                                 + ")" for v in alive) or "none"))
         if out:
@@ -172,6 +172,15 @@ def classification_text(result: Classification, show_all: bool = False) -> str:
     survivors = result.survivors()
     lines.append(f"whole file: {', '.join(survivors) or 'no candidate'} agree(s) with every "
                  "line it applies to")
+    against: dict[str, list[Record]] = {}
+    for family in result.families.values():
+        for name, verdict in family.verdicts.items():
+            against.setdefault(name, []).extend(record for record, _ in verdict.against)
+    for name, records in against.items():
+        if records:
+            shown = ", ".join(line_label(r) for r in records[:3])
+            more = f", ... ({len(records)} lines)" if len(records) > 3 else ""
+            lines.append(f"  {name} is ruled out by {shown}{more}")
     skipped = {}
     for family in result.families.values():
         for name, verdict in family.verdicts.items():

@@ -520,15 +520,19 @@ def _probe_command(args: argparse.Namespace, desc: Any) -> str:
     return " ".join(parts)
 
 
-def _write_probe_records(args: argparse.Namespace, text: str, count: int) -> None:
+def _write_probe_records(args: argparse.Namespace, render: Any, count: int) -> None:
+    """Each ``--out`` in the format its extension names (.jsonl, .csv; else --format)."""
     if not args.out:
-        sys.stdout.write(text)
+        sys.stdout.write(render(args.format))
         return
-    try:
-        Path(args.out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    print(f"wrote {count} probe(s) to {args.out} ({args.format})")
+    for out in args.out:
+        suffix = Path(out).suffix.lstrip(".")
+        fmt = suffix if suffix in ("jsonl", "csv") else args.format
+        try:
+            Path(out).write_text(render(fmt), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+        print(f"wrote {count} probe(s) to {out} ({fmt})")
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -554,7 +558,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     command = _probe_command(args, desc)
     if args.separate:
         names = [n for n in args.separate.split(",") if n.strip()]
-        suite = separating_suite(desc, names, constraints, seed=args.seed, **options)
+        suite = separating_suite(desc, names, constraints, seed=args.seed,
+                                 minimize=args.minimize, **options)
         print(suite.text())
         probes, models = suite.suite, suite.models
         label = f"{desc.name}:separate"
@@ -569,7 +574,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         status = 1 if report.status == "unknown" else 0
     if probes:
         records = [probe_record(p, f"{label}:{i}", command) for i, p in enumerate(probes)]
-        _write_probe_records(args, render_probes(records, desc, models, args.format),
+        _write_probe_records(args, lambda fmt: render_probes(records, desc, models, fmt),
                              len(records))
     return status
 
@@ -726,7 +731,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minimize", action="store_true",
                    help="fewest active lanes first, then the smallest exponent spread")
     p.add_argument("--seed", type=int, help="diversify: random sign/low bits and lane choice")
-    p.add_argument("--out", help="write the probes here (default: stdout)")
+    p.add_argument("--out", action="append",
+                   help="write the probes here (repeatable; .jsonl/.csv pick the format; "
+                        "default: stdout)")
     p.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per solver call")
