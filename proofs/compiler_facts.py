@@ -1,0 +1,255 @@
+"""Facts for compiler writers (covers spec/window, spec/accumulate, spec/convert, spec/formats).
+
+Each fact is proved, or refuted / shown with a witness that is replayed on
+the executable lowering:
+
+- ``single-lane-is-rz-product``: with C = +0 and every other lane's A a zero,
+  D is that one product rounded toward zero to F32 (SEMANTICS.md section 2).
+  The right-hand side is written here, independently of the window path:
+  the format fields give integer significands, their exact product is
+  normalised and truncated to 24 bits (or to F32 subnormal units), with
+  signed infinity on overflow and +0 for a zero.
+- ``k-order-changes-d``: a GEMM's K loop is a chain of instructions (the D
+  of one is the C of the next, section 2.7), so the order of the K steps
+  shows in D: two orders over the same K=16 TF32 data give different words.
+- ``c-monotonicity-fails``: a larger C can give a smaller D (the window
+  follows C's exponent, so a larger C can truncate the products more).
+- ``tf32-ignores-low-bits``: the 13 low bits of a TF32 operand word never
+  reach D (section 1's container truncation), so they need no clearing.
+"""
+
+from __future__ import annotations
+
+from proofs.core import (
+    Property,
+    Query,
+    Row,
+    Settings,
+    Variables,
+    check_queries,
+    dot_inputs,
+    layout_variables,
+    run_dot,
+)
+from spec.bitvec import BV, Bool, Ops
+from spec.catalog import DotInputs
+from spec.descriptor import Descriptor
+from spec.formats import FORMATS, FloatFormat, decode_float
+
+F32 = FORMATS["f32"]
+WIDE = 14
+"""Width of the signed exponent arithmetic of the independent rounding below."""
+
+
+# ------------------------------------------ one product, rounded toward zero
+
+
+def _fields(ops: Ops, fmt: FloatFormat, word: BV) -> tuple[Bool, BV, BV]:
+    """``(sign, integer significand, exponent of its last bit)`` of a finite word."""
+    low = fmt.cleared_bits
+    frac = ops.extract(word, low + fmt.frac_bits - 1, low)
+    exp = ops.extract(word, low + fmt.frac_bits + fmt.exp_bits - 1, low + fmt.frac_bits)
+    normal = ops.ne(exp, 0)
+    significand = ops.concat(ops.bool_to_bv(normal), frac)
+    biased = ops.ite(normal, ops.zext(exp, WIDE), ops.const(1, WIDE))
+    return ops.bit(word, fmt.container_bits - 1), significand, \
+        ops.sub(biased, fmt.bias + fmt.frac_bits)
+
+
+def rz_product_f32(ops: Ops, fa: FloatFormat, fb: FloatFormat, a: BV, b: BV) -> BV:
+    """The F32 word of ``a * b`` (finite words), rounded toward zero; a zero gives +0."""
+    sa, ma, ea = _fields(ops, fa, a)
+    sb, mb, eb = _fields(ops, fb, b)
+    m = ops.mul_wide(ma, mb)
+    e = ops.add(ea, eb)
+    width = m.width + 32
+    m = ops.zext(m, width)
+    top = ops.add(ops.sub(ops.bitlen(m, WIDE), 1), e)
+    normal_shift = ops.sub(ops.bitlen(m, WIDE), 1 + F32.frac_bits)
+    normal = ops.shift_signed(m, ops.neg(normal_shift))
+    subnormal = ops.shift_signed(m, ops.add(e, 149))
+    biased = ops.add(top, F32.bias)
+    normal_word = ops.bvor(ops.shl(ops.resize_unsigned(biased, 32), 23),
+                           ops.bvand(ops.resize_unsigned(normal, 32), (1 << 23) - 1))
+    magnitude = ops.ite(ops.sgt(top, 127), ops.const(0x7F800000, 32),
+                        ops.ite(ops.sge(top, -126), normal_word,
+                                ops.resize_unsigned(subnormal, 32)))
+    negative = ops.xor_(sa, sb)
+    signed = ops.bvor(magnitude, ops.ite(negative, ops.const(1 << 31, 32), ops.const(0, 32)))
+    return ops.ite(ops.or_(ops.eq(m, 0), ops.eq(magnitude, 0)), ops.const(0, 32), signed)
+
+
+def _finite(ops: Ops, fmt: FloatFormat, word: BV) -> Bool:
+    decoded = decode_float(ops, fmt, word)
+    return ops.not_(ops.or_(decoded.is_nan, decoded.is_inf))
+
+
+def single_lane_query(desc: Descriptor, k: int, lane: int, c_value: int = 0) -> Query:
+    """Violation: C = +0, A zero off ``lane``, finite words, yet D is not RZ(A*B).
+
+    ``c_value`` replaces +0 (a test shows the claim then fails)."""
+    fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
+    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
+    sign = 1 << (fa.container_bits - 1)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+        zero_elsewhere = ops.all_(ops.eq(ops.bvand(word, ~sign & 0xFFFFFFFF), 0)
+                                  for i, word in enumerate(inputs.a) if i != lane)
+        finite = ops.all_([_finite(ops, fa, inputs.a[lane]),
+                           *(_finite(ops, fb, word) for word in inputs.b)])
+        d = run_dot(ops, desc, inputs)
+        expected = rz_product_f32(ops, fa, fb, inputs.a[lane], inputs.b[lane])
+        hypothesis = ops.and_(ops.eq(inputs.c, c_value), zero_elsewhere, finite)
+        return ops.and_(hypothesis, ops.ne(d, expected)), {"d": d, "rz_product": expected}
+
+    return Query(f"lane {lane}", "forall", layout_variables(desc, k), body)
+
+
+def check_single_lane(desc: Descriptor, k: int, settings: Settings) -> Row:
+    queries = [single_lane_query(desc, k, lane) for lane in (0, k - 1)]
+    return check_queries("single-lane-is-rz-product", desc, k, queries, settings,
+                         detail="first and last lane; right-hand side written in "
+                         "proofs/compiler_facts.py")
+
+
+# ------------------------------------------------------- K order of a GEMM
+
+
+def k_order_query(desc: Descriptor, steps: int = 2) -> Query:
+    """Witness: the K steps in ascending and in descending order give different finite D."""
+    k = desc.k
+    variables = tuple((f"{side}{i}", 32) for side in "ab" for i in range(steps * k)) + \
+        (("c", 32),)
+
+    def chain(ops: Ops, values: Variables, order: list[int]) -> BV:
+        acc = values["c"]
+        for step in order:
+            lanes = range(step * k, (step + 1) * k)
+            acc = run_dot(ops, desc, DotInputs([values[f"a{i}"] for i in lanes],
+                                               [values[f"b{i}"] for i in lanes], acc))
+        return acc
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        forward = chain(ops, values, list(range(steps)))
+        backward = chain(ops, values, list(reversed(range(steps))))
+        finite = ops.and_(_finite_f32(ops, forward), _finite_f32(ops, backward))
+        return (ops.and_(finite, ops.ne(forward, backward)),
+                {"ascending": forward, "descending": backward, **values})
+
+    return Query(f"{steps} steps, both orders", "exists", variables, body)
+
+
+def check_k_order(desc: Descriptor, k: int, settings: Settings) -> Row:
+    return check_queries("k-order-changes-d", desc, k, [k_order_query(desc, k // desc.k)],
+                         settings, detail=f"K={k} as {k // desc.k} chained instructions of "
+                         f"K={desc.k}")
+
+
+# ----------------------------------------------------------- C monotonicity
+
+
+def order_key(ops: Ops, word: BV) -> BV:
+    """A signed integer that orders finite F32 words by value (-0 and +0 equal)."""
+    magnitude = ops.zext(ops.extract(word, 30, 0), 33)
+    return ops.ite(ops.bit(word, 31), ops.neg(magnitude), magnitude)
+
+
+def _finite_f32(ops: Ops, word: BV) -> Bool:
+    return ops.ne(ops.extract(word, 30, 23), 0xFF)
+
+
+MINUS_ONE, MINUS_BELOW_ONE = 0xBF800000, 0xBF7FFFFF
+"""-1.0 and the next F32 above it, -(1 - 2^-24): one binade lower, so a finer window."""
+
+TINY_A = (0x39000000,) * 6 + (0x39400000,) * 2
+TINY_B = (0xB9000000,) * 6
+"""Pinned lanes: A = 2^-13 (six lanes) and 1.5 * 2^-13 (two), B = -2^-13 (first six)."""
+
+
+def monotonicity_query(desc: Descriptor, k: int, pinned: bool = True) -> Query:
+    """Witness: C1 < C2 (finite), yet D(C1) > D(C2) (finite).
+
+    ``pinned`` fixes C1 = -1, C2 = -(1 - 2^-24) and, for tf32 at K=8, every
+    lane but B6 and B7 (:data:`TINY_A`, :data:`TINY_B`), leaving the solver
+    to find those two: free searches (also with only C, or C and A, pinned)
+    did not finish in 120 s.
+    """
+    variables = layout_variables(desc, k) + (("c_larger", 32),)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        if pinned:
+            values = {**values, "c": ops.const(MINUS_ONE, 32),
+                      "c_larger": ops.const(MINUS_BELOW_ONE, 32)}
+            if desc.a_format == "tf32" and k == len(TINY_A):
+                values.update({f"a{i}": ops.const(w, 32) for i, w in enumerate(TINY_A)})
+                values.update({f"b{i}": ops.const(w, 32) for i, w in enumerate(TINY_B)})
+        inputs = dot_inputs(desc, k, values)
+        larger = DotInputs(inputs.a, inputs.b, values["c_larger"])
+        d, d_larger = run_dot(ops, desc, inputs), run_dot(ops, desc, larger)
+        condition = ops.and_(
+            *(_finite_f32(ops, w) for w in (inputs.c, larger.c, d, d_larger)),
+            ops.slt(order_key(ops, inputs.c), order_key(ops, larger.c)),
+            ops.sgt(order_key(ops, d), order_key(ops, d_larger)))
+        shown = {"c": inputs.c, "c_larger": larger.c, "d": d, "d_larger": d_larger}
+        shown.update({f"b{i}": w for i, w in enumerate(inputs.b)})
+        return condition, shown
+
+    return Query("C1 < C2 but D1 > D2", "exists", variables, body)
+
+
+def check_monotonicity(desc: Descriptor, k: int, settings: Settings) -> Row:
+    return check_queries("c-monotonicity-fails", desc, k, [monotonicity_query(desc, k)],
+                         settings, detail="C pinned to -1 and -(1 - 2^-24), tf32 lanes pinned "
+                         "but B6, B7; the solver finds those")
+
+
+# ------------------------------------------------------- TF32 low bits
+
+
+def low_bits_query(desc: Descriptor, k: int) -> Query:
+    """Violation: changing the low 13 bits of every A and B word changes D."""
+    variables = layout_variables(desc, k) + tuple(
+        (f"low_{side}{i}", 13) for side in "ab" for i in range(k))
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+
+        def changed(side: str, words: list[BV]) -> list[BV]:
+            return [ops.bvxor(w, ops.zext(values[f"low_{side}{i}"], 32))
+                    for i, w in enumerate(words)]
+
+        other = DotInputs(changed("a", list(inputs.a)), changed("b", list(inputs.b)), inputs.c)
+        d, d_other = run_dot(ops, desc, inputs), run_dot(ops, desc, other)
+        return ops.ne(d, d_other), {"d": d, "d_changed": d_other}
+
+    return Query("low 13 bits", "forall", variables, body)
+
+
+def check_low_bits(desc: Descriptor, k: int, settings: Settings) -> Row:
+    return check_queries("tf32-ignores-low-bits", desc, k, [low_bits_query(desc, k)], settings)
+
+
+def _f32_window(desc: Descriptor) -> bool:
+    return desc.family == "window" and not desc.sparse and desc.d_type == "f32"
+
+
+def _tf32(desc: Descriptor) -> bool:
+    return _f32_window(desc) and desc.a_format == "tf32"
+
+
+PROPERTIES = [
+    Property("single-lane-is-rz-product", "C = +0 and one nonzero lane: D is that product "
+             "rounded toward zero to F32", ("spec.window", "spec.accumulate", "spec.convert"),
+             ("dense-tf32", "dense-bf16"), _f32_window, check_single_lane,
+             fast=(("dense-tf32", 2),)),
+    Property("k-order-changes-d", "the order of a GEMM's K steps changes D (witness)",
+             ("spec.window",), ("dense-tf32",), _tf32, check_k_order,
+             k_step=lambda desc: desc.k, default_k=lambda desc: 2 * desc.k),
+    Property("c-monotonicity-fails", "a larger C can give a smaller D (witness)",
+             ("spec.window", "spec.accumulate"), ("dense-tf32",), _f32_window,
+             check_monotonicity),
+    Property("tf32-ignores-low-bits", "the 13 low bits of TF32 operand words never reach D",
+             ("spec.formats",), ("dense-tf32",), _tf32, check_low_bits,
+             fast=(("dense-tf32", 8),)),
+]

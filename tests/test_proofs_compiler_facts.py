@@ -1,0 +1,75 @@
+"""Facts for compiler writers (proofs/compiler_facts.py)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from proofs import compiler_facts as facts
+from proofs.core import PROVED, REFUTED, WITNESS, Settings, decide
+from ref.chaining import gemm
+from ref.scalar import SCALAR
+from spec.catalog import lookup
+from spec.formats import FORMATS
+
+FAST = Settings(second_solver=None, timeout=60)
+TF32 = lookup("dense-tf32").descriptor
+
+
+def f32(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    (f32(1.5), f32(1.5), f32(2.25)),
+    (f32(-3.0), f32(0.5), f32(-1.5)),
+    (f32(2.0 ** 100), f32(2.0 ** 100), 0x7F800000),
+    (f32(-(2.0 ** -70)), f32(2.0 ** -70), 0x80000200),
+    (f32(2.0 ** -100), f32(2.0 ** -100), 0),
+    (0x80000000, f32(5.0), 0),
+])
+def test_independent_rz_product(a: int, b: int, expected: int) -> None:
+    tf32 = FORMATS["tf32"]
+    word = facts.rz_product_f32(SCALAR, tf32, tf32, SCALAR.const(a, 32), SCALAR.const(b, 32))
+    assert word.node == expected
+
+
+def test_single_lane_is_rz_product_at_k2() -> None:
+    assert decide(facts.single_lane_query(TF32, 2, 1), "bitwuzla", 60).result == PROVED
+
+
+def test_single_lane_fails_with_c_one() -> None:
+    outcome = decide(facts.single_lane_query(TF32, 2, 0, c_value=f32(1.0)), "bitwuzla", 60)
+    assert outcome.result == REFUTED and outcome.words["d"] != outcome.words["rz_product"]
+
+
+def test_k_order_witness_replays_through_gemm() -> None:
+    outcome = decide(facts.k_order_query(TF32), "bitwuzla", 60)
+    assert outcome.result == WITNESS
+    w = outcome.words
+    a = [[w[f"a{i}"] for i in range(16)]]
+    b = [[w[f"b{i}"]] for i in range(16)]
+    ascending = gemm(a, b, [[w["c"]]], a_format="tf32")[0][0]
+    descending = gemm(a, b, [[w["c"]]], k_order=[1, 0], a_format="tf32")[0][0]
+    assert (ascending, descending) == (w["ascending"], w["descending"])
+    assert ascending != descending
+
+
+def test_monotonicity_witness() -> None:
+    outcome = decide(facts.monotonicity_query(TF32, 8), "bitwuzla", 60)
+    assert outcome.result == WITNESS
+    w = outcome.words
+    key = lambda word: -(word & 0x7FFFFFFF) if word >> 31 else word  # noqa: E731
+    assert key(w["c"]) < key(w["c_larger"]) and key(w["d"]) > key(w["d_larger"])
+
+
+def test_low_bits_row() -> None:
+    assert facts.check_low_bits(TF32, 8, FAST).result == PROVED
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", ["dense-tf32", "dense-bf16"])
+def test_single_lane_full_k(name: str) -> None:
+    desc = lookup(name).descriptor
+    assert facts.check_single_lane(desc, desc.k, Settings(second_solver=None)).result == PROVED
