@@ -183,7 +183,8 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
     if seconds_list:
         agreed = all(s["result"] == PROVED for s in seconds_list)
         second = {"solver": seconds_list[0]["solver"],
-                  "result": PROVED if agreed and len(seconds_list) == len(outcomes) else
+                  "result": PROVED if agreed and len(seconds_list) == sum(
+                      o.result == PROVED for o in outcomes) else
                   (UNKNOWN if agreed else next(s["result"] for s in seconds_list
                                                if s["result"] != PROVED)),
                   "seconds": round(sum(s["seconds"] for s in seconds_list), 2)}

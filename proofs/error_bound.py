@@ -22,7 +22,7 @@ quantum and ulp(D) of the bound.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from proofs.core import (
     LEMMAS,
@@ -46,6 +46,17 @@ from spec.formats import EXP_WIDTH, Term, decode_float
 from spec.window import WINDOW_BITS, default_clamp
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
+
+LEMMA_SECOND_SOLVER = "cvc5"
+"""Second opinion of stage-lemma rows in place of the default z3: z3 does not decide the
+alignment lemmas (variable shifts) within a minute, cvc5 does in seconds."""
+
+
+def lemma_settings(settings: Settings) -> Settings:
+    """``settings`` with :data:`LEMMA_SECOND_SOLVER` where the default z3 was the second."""
+    if settings.second_solver == "z3":
+        return replace(settings, second_solver=LEMMA_SECOND_SOLVER)
+    return settings
 
 
 def scale_of(desc: Descriptor) -> int:
@@ -172,26 +183,48 @@ def _floor_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
     return ops.ite(ops.sge(shift, 0), ops.or_(exact, ops.eq(value, 0)), below)
 
 
-def align_query(desc: Descriptor, shape: str, rounding: str = "rz") -> Query:
-    """Violation of: for a product (or C) with ``raw <= q + 25`` (when nonzero) and ``q`` in
-    range, the aligned units ``u`` satisfy ``|u| = floor(|t| / 2^q)`` with the sign of ``t``
-    and ``|u| < 2^(w-1)`` (so ``|t - u 2^q| < 2^q``, truncation toward zero, no wrap)."""
-    ranges = ranges_of(desc)
+def _shape(desc: Descriptor, shape: str) -> tuple[int, int]:
+    """``(significand width, frac_offset)`` of a product (or C) term."""
+    fa, fb, fd = formats_of(desc)
+    if shape == "c":
+        return fd.sig_bits, fd.frac_bits
+    return fa.sig_bits + fb.sig_bits, fa.frac_bits + fb.frac_bits
+
+
+def nonzero_query(desc: Descriptor, shape: str) -> Query:
+    """Violation: a product (or C) of any words is flagged nonzero other than exactly when
+    its significand is not 0."""
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         term = _term(ops, desc, shape, values)
-        q = values["q"]
-        pre = ops.and_(_in_range(ops, q, ranges.quantum),
-                       ops.implies(term.nonzero, ops.sle(term.raw, ops.add(q, WINDOW_BITS))))
+        return ops.xor_(term.nonzero, ops.ne(term.mag, 0)), {"mag": term.mag}
+
+    return Query(f"nonzero-{shape}", "forall", _shape_variables(shape), body)
+
+
+def align_query(desc: Descriptor, shape: str, rounding: str = "rz") -> Query:
+    """Violation of: for a free term of the product (or C) shape, raw in its range and
+    ``raw <= q + 25`` when nonzero, ``q`` in range, the aligned units ``u`` satisfy
+    ``|u| = floor(|t| / 2^q)`` with the sign of ``t`` and ``|u| < 2^(w-1)`` (so
+    ``|t - u 2^q| < 2^q``, truncation toward zero, no wrap)."""
+    ranges = ranges_of(desc)
+    width, frac_offset = _shape(desc, shape)
+    raw_bounds = getattr(ranges, f"{shape}_raw")
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        mag, raw, q = values["mag"], values["raw"], values["q"]
+        term = Term(ops.eq(values["negative"], 1), mag, raw, frac_offset, ops.ne(mag, 0))
+        pre = ops.and_(_in_range(ops, q, ranges.quantum), _in_range(ops, raw, raw_bounds),
+                       ops.implies(term.nonzero, ops.sle(raw, ops.add(q, WINDOW_BITS))))
         units = align_to_window(ops, term, q, WINDOW_BITS, rounding)
         magnitude = ops.abs_signed(units)
-        shift = ops.sub(ops.sub(term.raw, term.frac_offset), q)
+        shift = ops.sub(ops.sub(raw, frac_offset), q)
         signed = ops.ite(term.negative, ops.sle(units, 0), ops.sge(units, 0))
         ok = ops.and_(ops.ult(magnitude, 1 << (units.width - 1)), signed,
-                      _floor_shift_holds(ops, term.mag, shift, magnitude))
+                      _floor_shift_holds(ops, mag, shift, magnitude))
         return ops.and_(pre, ops.not_(ok)), {"units": units}
 
-    variables = (*_shape_variables(shape), ("q", EXP_WIDTH))
+    variables = (("mag", width), ("raw", EXP_WIDTH), ("negative", 1), ("q", EXP_WIDTH))
     return Query(f"align-{shape}", "forall", variables, body)
 
 
@@ -236,12 +269,13 @@ def static_facts(desc: Descriptor, k: int) -> tuple[int, str]:
 
 COMPOSITION = (
     "Composition (every stage covered; the stage rebuild is build_dot's own node): "
-    "smax-step gives, by induction over smax_all's tree, a window exponent at least the raw "
-    "of every nonzero term and equal to one of them or the clamp, so by raw-range-* q is in "
-    "range and raw <= q + 25; align-* then gives |t_i - u_i 2^q| < 2^q and |u_i| < 2^(w-1); "
-    "so exact_sum is the integer sum S of the u_i; encode gives |S 2^q - D| < ulp(D) with "
-    "D finite; exact = sum of t_i (spec/exact's wide register cannot wrap); by the triangle "
-    "inequality |D - exact| < ulp(D) + n 2^q.")
+    "smax-step gives, by induction over smax_all's tree, a window exponent at least the "
+    "raw of every nonzero term and equal to one of them or the clamp, so by raw-range-* q "
+    "is in range and raw <= q + 25; with nonzero-* (nonzero iff significand not 0), "
+    "align-* gives |t_i - u_i 2^q| < 2^q and |u_i| < 2^(w-1); so exact_sum is the integer "
+    "sum S of the u_i; encode gives |S 2^q - D| < ulp(D) with D finite; exact = sum of "
+    "t_i (spec/exact's wide register cannot wrap); by the triangle inequality |D - exact| "
+    "< ulp(D) + n 2^q.")
 
 
 def bound_query(desc: Descriptor, k: int) -> Query:
@@ -261,7 +295,10 @@ def bound_query(desc: Descriptor, k: int) -> Query:
 def witness_query(desc: Descriptor, k: int) -> Query:
     """Witness: finite inputs, finite D with ``ulp(D) <= 4 * 2^q`` (D at the window's top, so
     the conversion adds at most 3 quanta) and ``|D - exact| >= (n - 1) * 2^q``. To keep the
-    search small, C = +0 and lanes 2.. repeat lane 1 (the condition still holds for them)."""
+    search small: C = +0, lanes 2.. repeat lane 1, and A and B lane 0 are 1.0 in formats
+    with 5 or more exponent bits (in narrower ones products cannot reach 2^-25)."""
+
+    fa, fb, _ = formats_of(desc)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
@@ -270,6 +307,8 @@ def witness_query(desc: Descriptor, k: int) -> Query:
         near = ops.and_(ops.uge(m.error, m.quanta(ops, m.terms - 1)),
                         ops.ule(m.ulp, m.quanta(ops, 4)))
         hints = [ops.eq(inputs.c, 0)]
+        hints += [ops.eq(word, (f.bias << f.frac_bits) << f.cleared_bits)
+                  for word, f in ((inputs.a[0], fa), (inputs.b[0], fb)) if f.exp_bits >= 5]
         hints += [ops.eq(word, lanes[1]) for lanes in (inputs.a, inputs.b) for word in lanes[2:]]
         return ops.and_(m.applies, near, *hints), {"d": run.word, "quantum": run.quantum,
                                                    **{n: v for n, v in values.items()}}
@@ -277,11 +316,15 @@ def witness_query(desc: Descriptor, k: int) -> Query:
     return Query("error-near-bound", "exists", layout_variables(desc, k), body)
 
 
+def term_lemmas(desc: Descriptor) -> list[Query]:
+    """Raw ranges, nonzero flags and alignment of the product and C terms."""
+    return [query(desc, shape) for query in (raw_range_query, nonzero_query, align_query)
+            for shape in ("product", "c")]
+
+
 def lemma_queries(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     total_width, facts = static_facts(desc, k)
-    queries = [smax_step_query(), raw_range_query(desc, "product"), raw_range_query(desc, "c"),
-               align_query(desc, "product"), align_query(desc, "c"),
-               encode_query(desc, total_width)]
+    queries = [smax_step_query(), *term_lemmas(desc), encode_query(desc, total_width)]
     return queries, facts
 
 
@@ -290,7 +333,7 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
         raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
     queries, facts = lemma_queries(desc, k)
     return check_queries("error-bound", desc, k, [*queries, witness_query(desc, k)],
-                         settings, LEMMAS, f"{COMPOSITION} Static: {facts}.")
+                         lemma_settings(settings), LEMMAS, f"{COMPOSITION} Static: {facts}.")
 
 
 def applies(desc: Descriptor) -> bool:

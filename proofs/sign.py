@@ -31,7 +31,13 @@ from proofs.core import (
     layout_variables,
     run_dot,
 )
-from proofs.error_bound import align_query, ranges_of, raw_range_query, smax_step_query
+from proofs.error_bound import (
+    lemma_settings,
+    ranges_of,
+    smax_step_query,
+    static_facts,
+    term_lemmas,
+)
 from proofs.stages import formats_of, rebuilds_datapath, window_stages
 from smt.trace import TraceOps
 from spec.accumulate import align_to_window, exact_product
@@ -124,6 +130,21 @@ def flipped_term_query(desc: Descriptor, shape: str) -> Query:
 
     words = (("c", 32),) if shape == "c" else (("a", 32), ("b", 32))
     return Query(f"flip-{shape}", "forall", (*words, ("q", EXP_WIDTH)), body)
+
+
+def decode_flip_query(fmt: FloatFormat) -> Query:
+    """Violation: decoding a word with its sign bit flipped does not negate ``negative`` or
+    changes the class (zero, Inf, NaN), the significand or the raw exponent."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x = decode_float(ops, fmt, values["w"])
+        y = decode_float(ops, fmt, _flip(ops, values["w"], sign_bit(fmt.name)))
+        ok = ops.and_(ops.xor_(x.negative, y.negative), ops.iff(x.is_zero, y.is_zero),
+                      ops.iff(x.is_inf, y.is_inf), ops.iff(x.is_nan, y.is_nan),
+                      ops.eq(x.mag, y.mag), ops.eq(x.raw, y.raw))
+        return ops.not_(ok), {}
+
+    return Query(f"decode-flip-{fmt.name}", "forall", (("w", 32),), body)
 
 
 def _free_decoded(ops: Ops, values: Variables, prefix: str, fmt: FloatFormat) -> Decoded:
@@ -220,13 +241,14 @@ def apply_specials_query(desc: Descriptor) -> Query:
 
 
 COMPOSITION = (
-    "Composition over the stage rebuild (build_dot's own node): flip-* shows each product "
-    "(and C) keeps raw and nonzero, so the window exponent and q are unchanged, and its units "
-    "are negated; specials-flip-* keeps NaN/Inf and negates an infinite result's sign; "
-    "smax-step, raw-range-* and align-* (proofs.error_bound) give |u_i| < 2^(w-1), so by "
-    "sext-odd and add-odd, by induction over exact_sum's tree, the sum of the negated units "
-    "is the negated sum, which is not the minimum (the sum cannot wrap); encode-odd and "
-    "apply-specials-odd finish: D' = negated(D).")
+    "Composition over the stage rebuild (build_dot's own node): decode-flip-* negates "
+    "only the sign of a decoded word; flip-* shows each product (and C) keeps raw and "
+    "nonzero, so the window exponent (which reads only those) and q are unchanged, and "
+    "its units are negated; specials-flip-* keeps NaN/Inf and negates an infinite "
+    "result's sign; smax-step, raw-range-*, nonzero-* and align-* (proofs.error_bound) "
+    "give |u_i| < 2^(w-1), so by sext-odd and add-odd, by induction over exact_sum's "
+    "tree, the sum of the negated units is the negated sum, which is not the minimum (the "
+    "sum cannot wrap); encode-odd and apply-specials-odd finish: D' = negated(D).")
 
 
 def window_lemmas(desc: Descriptor, k: int) -> list[Query]:
@@ -236,12 +258,13 @@ def window_lemmas(desc: Descriptor, k: int) -> list[Query]:
     run = window_stages(ops, desc, dot_inputs(desc, k, values))
     total = run.total.width
     widths = sorted({u.width for u in run.units})
-    return [flipped_term_query(desc, "product-a"), flipped_term_query(desc, "product-b"),
+    formats = {fmt.name: fmt for fmt in formats_of(desc)}
+    return [*[decode_flip_query(fmt) for fmt in formats.values()],
+            flipped_term_query(desc, "product-a"), flipped_term_query(desc, "product-b"),
             flipped_term_query(desc, "c"), specials_query(desc, k, "a"),
             specials_query(desc, k, "b"), *[sext_odd_query(w, total) for w in widths],
             add_odd_query(total), encode_odd_query(desc, total), apply_specials_query(desc),
-            smax_step_query(), raw_range_query(desc, "product"), raw_range_query(desc, "c"),
-            align_query(desc, "product"), align_query(desc, "c")]
+            smax_step_query(), *term_lemmas(desc)]
 
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
@@ -250,8 +273,10 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
         return check_queries("sign-symmetry", desc, k, queries, settings)
     if not rebuilds_datapath(desc, k):
         raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
-    return check_queries("sign-symmetry", desc, k, window_lemmas(desc, k), settings, LEMMAS,
-                         COMPOSITION)
+    _, facts = static_facts(desc, k)
+    return check_queries("sign-symmetry", desc, k, window_lemmas(desc, k),
+                         lemma_settings(settings), LEMMAS,
+                         f"{COMPOSITION} Static: {facts}.")
 
 
 def applies(desc: Descriptor) -> bool:
