@@ -211,19 +211,23 @@ def _plain_dot_words(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any,
 _PLAIN = (list, tuple)
 _INT = {int}
 _RECHECK_CALLS = 4096
+SCALAR_CALL_ROWS = 10
+"""A compiled-Python ``mma_dot`` call costs about as much as this many NumPy rows: calls
+count this much towards the kernel thresholds of :func:`ref.kernels.fast_kernel`."""
 _DOT_RUNNERS: dict[Descriptor, list[Any]] = {}
 
 
 def _dot_runner(desc: Descriptor) -> Callable[[array], int]:
     """The scalar runner of ``desc`` (packed words -> result): the compiled Python lowering,
-    switched to the C kernel once enough calls have run (the batch row threshold)."""
+    switched to the C kernel once enough calls have run (the batch row thresholds, each
+    call counting :data:`SCALAR_CALL_ROWS` rows: a build after about 20,000 calls)."""
     entry = _DOT_RUNNERS.get(desc)
     if entry is None:
         dot = compiled_dot(desc)
         entry = _DOT_RUNNERS[desc] = [0, lambda words: dot(*words), False]
     entry[0] += 1
     if not entry[2] and entry[0] % _RECHECK_CALLS == 0:
-        kernel = fast_kernel(desc, _RECHECK_CALLS)
+        kernel = fast_kernel(desc, _RECHECK_CALLS * SCALAR_CALL_ROWS)
         if kernel is not None:
             entry[1], entry[2] = kernel.dot, True
     return entry[1]
