@@ -666,7 +666,7 @@ def probe_record(probe: Probe, name: str, command: str, extra: Mapping[str, obje
                  ) -> dict[str, object]:
     """A probe in the shared line format (ref/vectors/README.md), without ``expected``.
 
-    ``predicted`` maps each model to its word; ``source`` names tcspec and the command.
+    ``predicted`` maps each model to its word; ``source`` is the tcspec command that made it.
     """
     desc = probe.desc
     groups: dict[str, list[int]] = {"a": [], "b": [], "c": [], "scale_a": [], "scale_b": [],
@@ -684,7 +684,7 @@ def probe_record(probe: Probe, name: str, command: str, extra: Mapping[str, obje
         "predicted_hex": {m: f"0x{w:0{digits}X}" for m, w in probe.predicted.items()},
         "active_lanes": active, "exponent_spread": spread,
         "solver": probe.solver, "solve_seconds": round(probe.seconds, 2),
-        "source": f"tcspec: {command}",
+        "source": command,
     }
     record.update(dict(extra))
     return record
