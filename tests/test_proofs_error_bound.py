@@ -12,6 +12,7 @@ from proofs.error_bound import (
     align_query,
     bound_query,
     check,
+    check_witness,
     lemma_queries,
     ranges_of,
     witness_query,
@@ -69,16 +70,18 @@ def test_bound_holds_on_random_finite_tf32_inputs_and_is_nearly_reached() -> Non
     assert 0 < largest < 1
 
 
-def test_fast_row_is_proved_with_a_witness() -> None:
-    row = check(_desc("dense-e4m3"), 2, FAST)
-    assert row.result == WITNESS and row.method == LEMMAS, row.detail
-    assert [lem["result"] for lem in row.lemmas][:-1] == [PROVED] * (len(row.lemmas) - 1)
+def test_fast_rows_are_proved_and_witnessed() -> None:
+    row = check(_desc("dense-e2m1"), 2, FAST)
+    assert row.result == PROVED and row.method == LEMMAS, row.detail
+    assert all(lem["result"] == PROVED for lem in row.lemmas)
+    row = check_witness(_desc("dense-e4m3"), 2, FAST)
+    assert row.result == WITNESS
     violated, words = bound_query(_desc("dense-e4m3"), 2).replay(
         {name: value for name, value in row.words.items() if name not in ("d", "quantum")})
-    assert not violated and words["error"] < words["bound"]
+    assert not violated and 0 < words["error"] < words["bound"]
 
 
-def test_e2m1_products_are_too_short_to_approach_the_bound() -> None:
+def test_no_e2m1_witness_under_the_search_hints() -> None:
     assert decide(witness_query(_desc("dense-e2m1"), 4), "bitwuzla", 60).result == REFUTED
 
 
@@ -87,7 +90,8 @@ def test_e2m1_products_are_too_short_to_approach_the_bound() -> None:
 def test_required_rows(name: str) -> None:
     desc = _desc(name)
     row = check(desc, desc.k, Settings())
-    assert row.result == WITNESS, row.detail
+    assert row.result == PROVED and row.second and row.second["result"] == PROVED, row.detail
+    assert check_witness(desc, desc.k, Settings()).result == WITNESS
 
 
 @pytest.mark.full
