@@ -37,14 +37,20 @@ from proofs.core import (
     dot_inputs,
     layout_variables,
 )
-from proofs.stages import WindowRun, formats_of, rebuilds_datapath, window_stages
+from proofs.stages import (
+    WindowRun,
+    formats_of,
+    rebuilds_datapath,
+    scaled_stages,
+    window_stages,
+)
 from smt.trace import TraceOps
 from spec.accumulate import align_to_window, exact_product
 from spec.bitvec import BV, Bool, Ops
 from spec.convert import encode_float
 from spec.descriptor import Descriptor
 from spec.exact import exact_operand_sum, operand_range, product_range, raw_ceiling
-from spec.formats import EXP_WIDTH, Term, decode_float
+from spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term, decode_float
 from spec.window import WINDOW_BITS, default_clamp
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
@@ -122,7 +128,9 @@ def ranges_of(desc: Descriptor) -> Ranges:
     """Raw exponents any word decodes to (Inf/NaN patterns included), and the quanta a
     window over them can have: ``q = max(raw of some nonzero term, clamp) - 25``."""
     fa, fb, fd = formats_of(desc)
-    product = (fa.min_raw + fb.min_raw, raw_ceiling(fa) + raw_ceiling(fb))
+    fs = scale_format(desc)
+    scales = (2 * fs.min_raw, 2 * raw_ceiling(fs)) if fs else (0, 0)
+    product = (fa.min_raw + fb.min_raw + scales[0], raw_ceiling(fa) + raw_ceiling(fb) + scales[1])
     c = (fd.min_raw, raw_ceiling(fd))
     low, high = min(product[0], c[0]), max(product[1], c[1])
     clamp = default_clamp(fa, fb)
@@ -135,16 +143,33 @@ def _in_range(ops: Ops, value: BV, bounds: tuple[int, int]) -> Bool:
     return ops.and_(ops.sge(value, bounds[0]), ops.sle(value, bounds[1]))
 
 
-def _term(ops: Ops, desc: Descriptor, shape: str, values: Variables) -> Term:
+def scale_format(desc: Descriptor) -> FloatFormat | None:
+    """The block scale format of a block-scaled path (its products carry two scales)."""
+    fmt = FORMATS[desc.scaling] if desc.scaling else None
+    assert fmt is None or isinstance(fmt, FloatFormat)
+    return fmt
+
+
+def term_of(ops: Ops, desc: Descriptor, shape: str, values: Variables) -> Term:
+    """The ``product`` (scaled by ``sa``/``sb`` on a block path) or ``c`` term of the words."""
     fa, fb, fd = formats_of(desc)
     if shape == "c":
         return decode_float(ops, fd, values["c"]).term
-    return exact_product(ops, decode_float(ops, fa, values["a"]).term,
+    term = exact_product(ops, decode_float(ops, fa, values["a"]).term,
                          decode_float(ops, fb, values["b"]).term)
+    fs = scale_format(desc)
+    if fs is None:
+        return term
+    pair = exact_product(ops, decode_float(ops, fs, values["sa"]).term,
+                         decode_float(ops, fs, values["sb"]).term)
+    return exact_product(ops, term, pair)
 
 
-def _shape_variables(shape: str) -> tuple[tuple[str, int], ...]:
-    return (("c", 32),) if shape == "c" else (("a", 32), ("b", 32))
+def shape_variables(desc: Descriptor, shape: str) -> tuple[tuple[str, int], ...]:
+    if shape == "c":
+        return (("c", 32),)
+    scales = (("sa", 8), ("sb", 8)) if desc.scaling else ()
+    return (("a", 32), ("b", 32), *scales)
 
 
 def raw_range_query(desc: Descriptor, shape: str) -> Query:
@@ -152,10 +177,10 @@ def raw_range_query(desc: Descriptor, shape: str) -> Query:
     bounds = getattr(ranges_of(desc), f"{shape}_raw")
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        term = _term(ops, desc, shape, values)
+        term = term_of(ops, desc, shape, values)
         return ops.not_(_in_range(ops, term.raw, bounds)), {"raw": term.raw}
 
-    return Query(f"raw-range-{shape}", "forall", _shape_variables(shape), body)
+    return Query(f"raw-range-{shape}", "forall", shape_variables(desc, shape), body)
 
 
 def smax_step_query() -> Query:
@@ -190,7 +215,9 @@ def _shape(desc: Descriptor, shape: str) -> tuple[int, int]:
     fa, fb, fd = formats_of(desc)
     if shape == "c":
         return fd.sig_bits, fd.frac_bits
-    return fa.sig_bits + fb.sig_bits, fa.frac_bits + fb.frac_bits
+    fs = scale_format(desc)
+    scales = (2 * fs.sig_bits, 2 * fs.frac_bits) if fs else (0, 0)
+    return fa.sig_bits + fb.sig_bits + scales[0], fa.frac_bits + fb.frac_bits + scales[1]
 
 
 def nonzero_query(desc: Descriptor, shape: str) -> Query:
@@ -198,10 +225,10 @@ def nonzero_query(desc: Descriptor, shape: str) -> Query:
     its significand is not 0."""
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        term = _term(ops, desc, shape, values)
+        term = term_of(ops, desc, shape, values)
         return ops.xor_(term.nonzero, ops.ne(term.mag, 0)), {"mag": term.mag}
 
-    return Query(f"nonzero-{shape}", "forall", _shape_variables(shape), body)
+    return Query(f"nonzero-{shape}", "forall", shape_variables(desc, shape), body)
 
 
 def align_query(desc: Descriptor, shape: str, rounding: str = "rz") -> Query:
@@ -256,17 +283,25 @@ def static_facts(desc: Descriptor, k: int) -> tuple[int, str]:
     """The exact-sum width and the static no-wrap facts of the composition (checked here)."""
     ops = TraceOps()
     values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    run = window_stages(ops, desc, dot_inputs(desc, k, values))
-    widths = [u.width for u in run.units]
-    total = run.total.width
-    if len(widths) * (1 << (max(widths) - 1)) > 1 << (total - 1):
-        raise ValueError(f"exact sum of {desc.name} could wrap")
+    inputs = dot_inputs(desc, k, values)
+    if desc.family == "block":
+        scaled = scaled_stages(ops, desc, inputs)
+        sums = list(zip(scaled.units, scaled.totals))
+        total = scaled.total.width
+    else:
+        run = window_stages(ops, desc, inputs)
+        sums, total = [(run.units, run.total)], run.total.width
+    for units, summed in sums:
+        widths = [u.width for u in units]
+        if len(widths) * (1 << (max(widths) - 1)) > 1 << (summed.width - 1):
+            raise ValueError(f"exact sum of {desc.name} could wrap")
     low, high = ranges_of(desc).quantum
     if not -(1 << (EXP_WIDTH - 1)) < low - 64 < high + 64 < 1 << (EXP_WIDTH - 1):
         raise ValueError(f"quantum range of {desc.name} leaves no exponent headroom")
-    return total, (f"exact sum of n={len(widths)} units of <= {max(widths)} bits in {total} "
-                   f"bits cannot wrap (n 2^{max(widths) - 1} <= 2^{total - 1}); quantum in "
-                   f"[{low}, {high}]")
+    width = max(u.width for units, _ in sums for u in units)
+    return total, (f"exact sum of n={len(sums[0][0])} units of <= {width} bits in "
+                   f"{sums[0][1].width} bits cannot wrap (n 2^{width - 1} <= "
+                   f"2^{sums[0][1].width - 1}); quantum in [{low}, {high}]")
 
 
 COMPOSITION = (
@@ -277,7 +312,7 @@ COMPOSITION = (
     "align-* gives |t_i - u_i 2^q| < 2^q and |u_i| < 2^(w-1); so exact_sum is the integer "
     "sum S of the u_i; encode gives |S 2^q - D| < ulp(D) with D finite; exact = sum of "
     "t_i (spec/exact's wide register cannot wrap); by the triangle inequality |D - exact| "
-    "< ulp(D) + n 2^q.")
+    "< ulp(D) + n 2^q. If no term is nonzero, every unit is 0, D = +0 and exact = 0.")
 
 
 def bound_query(desc: Descriptor, k: int) -> Query:

@@ -8,13 +8,14 @@ makes this hold: a rounding mode that is not symmetric would break it. The
 property compares the specification with itself on changed inputs, so it
 needs no second formulation.
 
-The window datapaths (section 2) are proved by ``lemmas`` over the stage
+The window datapaths (section 2) and the MXF8F6F4 block paths (section 4,
+products truncated one by one) are proved by ``lemmas`` over the stage
 rebuild of :mod:`proofs.stages` (:data:`COMPOSITION`): flipping a sign
 negates each aligned term and leaves every raw exponent (so the quantum)
 alone; the exact sum of negated units is the negated sum (per-step lemmas
 on ``sext`` and ``add``, units never the minimum by the alignment lemmas of
-:mod:`proofs.error_bound`); conversion and specials are odd. The
-block-scaled paths are asked monolithically.
+:mod:`proofs.error_bound`); conversion and specials are odd. Block paths
+that sum groups of products (NVFP4, MXF4) are asked monolithically.
 """
 
 from __future__ import annotations
@@ -34,14 +35,17 @@ from proofs.core import (
 from proofs.error_bound import (
     lemma_settings,
     ranges_of,
+    shape_variables,
     smax_step_query,
     static_facts,
     term_lemmas,
+    term_of,
 )
-from proofs.stages import formats_of, rebuilds_datapath, window_stages
+from proofs.stages import formats_of, rebuilds_datapath, scaled_stages, window_stages
 from smt.trace import TraceOps
-from spec.accumulate import align_to_window, exact_product
+from spec.accumulate import align_to_window
 from spec.bitvec import BV, Bool, Ops
+from spec.blockscaled import rules_for
 from spec.catalog import DotInputs, output_width
 from spec.convert import encode_float
 from spec.descriptor import Descriptor
@@ -106,21 +110,14 @@ def flipped_term_query(desc: Descriptor, shape: str) -> Query:
     """Violation: flipping the sign bit of A (``product-a``), B (``product-b``) or C (``c``)
     changes the term's raw or nonzero, or does not negate its aligned units (any ``q``)."""
     fa, fb, fd = formats_of(desc)
+    term_shape = "c" if shape == "c" else "product"
+    flipped_word = {"product-a": ("a", fa), "product-b": ("b", fb), "c": ("c", fd)}[shape]
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        def term(flip: bool):
-            if shape == "c":
-                word = _flip(ops, values["c"], sign_bit(fd.name)) if flip else values["c"]
-                return decode_float(ops, fd, word).term
-            a, b = values["a"], values["b"]
-            if flip and shape == "product-a":
-                a = _flip(ops, a, sign_bit(fa.name))
-            if flip and shape == "product-b":
-                b = _flip(ops, b, sign_bit(fb.name))
-            return exact_product(ops, decode_float(ops, fa, a).term,
-                                 decode_float(ops, fb, b).term)
-
-        plain, flipped = term(False), term(True)
+        name, fmt = flipped_word
+        flipped_values = {**values, name: _flip(ops, values[name], sign_bit(fmt.name))}
+        plain = term_of(ops, desc, term_shape, values)
+        flipped = term_of(ops, desc, term_shape, flipped_values)
         q = values["q"]
         units = align_to_window(ops, plain, q, WINDOW_BITS)
         units_flipped = align_to_window(ops, flipped, q, WINDOW_BITS)
@@ -128,8 +125,8 @@ def flipped_term_query(desc: Descriptor, shape: str) -> Query:
                       ops.eq(units_flipped, ops.neg(units)))
         return ops.not_(ok), {"units": units, "units_flipped": units_flipped}
 
-    words = (("c", 32),) if shape == "c" else (("a", 32), ("b", 32))
-    return Query(f"flip-{shape}", "forall", (*words, ("q", EXP_WIDTH)), body)
+    variables = (*shape_variables(desc, term_shape), ("q", EXP_WIDTH))
+    return Query(f"flip-{shape}", "forall", variables, body)
 
 
 def decode_flip_query(fmt: FloatFormat) -> Query:
@@ -158,20 +155,22 @@ def _negated_sign(ops: Ops, x: Decoded) -> Decoded:
 
 
 def specials_query(desc: Descriptor, k: int, operand: str) -> Query:
-    """Violation: with every ``operand`` lane's sign and C's negated (free flags), the NaN and
-    infinity outcome differs, or an infinite result keeps its sign."""
+    """Violation: with every ``operand`` lane's sign and C's negated (free flags; a free NaN
+    scale flag on block paths), the NaN and infinity outcome differs, or an infinite result
+    keeps its sign."""
     fa, fb, fd = formats_of(desc)
     names = [f"{p}{i}{f}" for i in range(k) for p in "ab" for f in "nzix"]
-    names += [f"c{f}" for f in "nzix"]
+    names += [f"c{f}" for f in "nzix"] + (["scale_nan"] if desc.scaling else [])
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        pairs = [(_free_decoded(ops, values, f"a{i}", fa), _free_decoded(ops, values, f"b{i}", fb))
-                 for i in range(k)]
+        pairs = [(_free_decoded(ops, values, f"a{i}", fa),
+                  _free_decoded(ops, values, f"b{i}", fb)) for i in range(k)]
         c = _free_decoded(ops, values, "c", fd)
         flipped = [(_negated_sign(ops, x), y) if operand == "a" else (x, _negated_sign(ops, y))
                    for x, y in pairs]
-        s, t = classify_specials(ops, pairs, c), classify_specials(ops, flipped,
-                                                                   _negated_sign(ops, c))
+        extra = ops.eq(values["scale_nan"], 1) if desc.scaling else None
+        s = classify_specials(ops, pairs, c, extra_nan=extra)
+        t = classify_specials(ops, flipped, _negated_sign(ops, c), extra_nan=extra)
         infinite = ops.and_(s.is_inf, ops.not_(s.is_nan))
         ok = ops.and_(ops.iff(s.is_nan, t.is_nan), ops.iff(s.is_inf, t.is_inf),
                       ops.implies(infinite, ops.xor_(s.inf_negative, t.inf_negative)))
@@ -246,37 +245,67 @@ COMPOSITION = (
     "nonzero, so the window exponent (which reads only those) and q are unchanged, and "
     "its units are negated; specials-flip-* keeps NaN/Inf and negates an infinite "
     "result's sign; smax-step, raw-range-*, nonzero-* and align-* (proofs.error_bound) "
-    "give |u_i| < 2^(w-1), so by sext-odd and add-odd, by induction over exact_sum's "
-    "tree, the sum of the negated units is the negated sum, which is not the minimum (the "
-    "sum cannot wrap); encode-odd and apply-specials-odd finish: D' = negated(D).")
+    "give |u_i| < 2^(w-1) when some term is nonzero, so by sext-odd and add-odd, by "
+    "induction over exact_sum's tree, the sum of the negated units is the negated sum, "
+    "which is not the minimum (the sum cannot wrap); encode-odd and apply-specials-odd "
+    "finish: D' = negated(D). If no term is nonzero, every unit is 0 and both finite "
+    "words are +0.")
 
 
-def window_lemmas(desc: Descriptor, k: int) -> list[Query]:
-    """Every lemma of a window row, for A and for B (shared ones once)."""
+def _sums(desc: Descriptor, k: int) -> tuple[list[tuple[list[int], int]], int]:
+    """``([(unit widths, sum width) per exact sum], encoded width)`` of the stage rebuild."""
     ops = TraceOps()
     values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    run = window_stages(ops, desc, dot_inputs(desc, k, values))
-    total = run.total.width
-    widths = sorted({u.width for u in run.units})
+    inputs = dot_inputs(desc, k, values)
+    if desc.family == "block":
+        run = scaled_stages(ops, desc, inputs)
+        return [([u.width for u in units], total.width)
+                for units, total in zip(run.units, run.totals)], run.total.width
+    window = window_stages(ops, desc, inputs)
+    return [([u.width for u in window.units], window.total.width)], window.total.width
+
+
+BLOCK_PATHS = (
+    " Block path (MXF8F6F4, groups of one product): both the C-dominant and the product "
+    "path are negated as above (c_dominant reads only raws and nonzero flags; the chosen "
+    "path has raw <= q + 25 for every nonzero term), and sext-odd carries the chosen sum to "
+    "the common width.")
+
+
+def stage_lemmas(desc: Descriptor, k: int) -> list[Query]:
+    """Every lemma of a stage-lemma row, for A and for B (shared ones once)."""
+    sums, total = _sums(desc, k)
+    extensions = sorted({(w, summed) for widths, summed in sums for w in widths}
+                        | {(summed, total) for _, summed in sums if summed != total})
     formats = {fmt.name: fmt for fmt in formats_of(desc)}
     return [*[decode_flip_query(fmt) for fmt in formats.values()],
             flipped_term_query(desc, "product-a"), flipped_term_query(desc, "product-b"),
             flipped_term_query(desc, "c"), specials_query(desc, k, "a"),
-            specials_query(desc, k, "b"), *[sext_odd_query(w, total) for w in widths],
-            add_odd_query(total), encode_odd_query(desc, total), apply_specials_query(desc),
+            specials_query(desc, k, "b"), *[sext_odd_query(w, wide) for w, wide in extensions],
+            *[add_odd_query(w) for w in sorted({summed for _, summed in sums})],
+            encode_odd_query(desc, total), apply_specials_query(desc),
             smax_step_query(), *term_lemmas(desc)]
 
 
+def staged(desc: Descriptor) -> bool:
+    """Window paths and block paths whose groups are single products (MXF8F6F4)."""
+    if desc.family == "window":
+        return True
+    rules = rules_for(desc.kind, desc.scaling or "")
+    return desc.family == "block" and (rules.product_group, rules.c_dominant_group,
+                                       rules.scale_window) == (1, 1, None)
+
+
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
-    if desc.family != "window":
+    if not staged(desc):
         queries = [sign_query(desc, k, "a"), sign_query(desc, k, "b")]
         return check_queries("sign-symmetry", desc, k, queries, settings)
     if not rebuilds_datapath(desc, k):
         raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
     _, facts = static_facts(desc, k)
-    return check_queries("sign-symmetry", desc, k, window_lemmas(desc, k),
-                         lemma_settings(settings), LEMMAS,
-                         f"{COMPOSITION} Static: {facts}.")
+    composition = COMPOSITION + (BLOCK_PATHS if desc.family == "block" else "")
+    return check_queries("sign-symmetry", desc, k, stage_lemmas(desc, k),
+                         lemma_settings(settings), LEMMAS, f"{composition} Static: {facts}.")
 
 
 def applies(desc: Descriptor) -> bool:
@@ -288,4 +317,4 @@ PROPERTIES = [Property(
     "NaN stays canonical)",
     ("spec.formats", "spec.specials", "spec.accumulate", "spec.convert", "spec.window",
      "spec.blockscaled"),
-    REQUIRED, applies, check, fast=(("dense-e2m1", 4),))]
+    REQUIRED, applies, check, fast=(("dense-e2m1", 4), ("dense-mx-e4m3", 32)))]

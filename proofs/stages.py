@@ -14,14 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from smt.trace import TraceOps
-from spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
-from spec.bitvec import BV, Ops
+from spec.accumulate import (
+    align_to_window,
+    exact_product,
+    exact_sum,
+    max_raw,
+    window_exponent,
+)
+from spec.bitvec import BV, Bool, Ops
+from spec.blockscaled import rules_for
 from spec.catalog import DotInputs, build_dot, input_layout, inputs_from
 from spec.convert import encode_float
 from spec.descriptor import Descriptor
 from spec.exact import Operands, decode_operands
-from spec.formats import FORMATS, FloatFormat, Term
-from spec.specials import Specials, apply_specials
+from spec.formats import FORMATS, FloatFormat, Term, decode_float
+from spec.specials import Specials, apply_specials, classify_specials
 from spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
 
 
@@ -69,10 +76,63 @@ def window_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> WindowRun:
     return window_from_operands(ops, operands, fd, default_clamp(fa, fb))
 
 
+@dataclass(frozen=True)
+class ScaledRun:
+    """Every stage value of one MXF8F6F4 dot product (section 4: one product per group)."""
+
+    specials: Specials
+    products: list[Term]
+    c_term: Term
+    c_dominant: Bool
+    quanta: tuple[BV, BV]
+    units: tuple[list[BV], list[BV]]
+    totals: tuple[BV, BV]
+    total: BV
+    quantum: BV
+    word: BV
+
+
+def scaled_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> ScaledRun:
+    """MXF8F6F4's block-scaled datapath (groups of one product) with every stage value kept:
+    the C-dominant and the product path, each aligned term by term and summed exactly."""
+    fa, fb, _ = formats_of(desc)
+    fs, f32 = FORMATS[desc.scaling or ""], FORMATS["f32"]
+    assert isinstance(fs, FloatFormat) and isinstance(f32, FloatFormat)
+    rules = rules_for(desc.kind, desc.scaling or "")
+    if (rules.product_group, rules.c_dominant_group, rules.scale_window) != (1, 1, None):
+        raise ValueError(f"{desc.name} sums groups of more than one product")
+    block = desc.scale_block or 1
+    lanes_a = [decode_float(ops, fa, w) for w in inputs.a]
+    lanes_b = [decode_float(ops, fb, w) for w in inputs.b]
+    scales_a = [decode_float(ops, fs, w) for w in inputs.scale_a]
+    scales_b = [decode_float(ops, fs, w) for w in inputs.scale_b]
+    acc = decode_float(ops, f32, inputs.c)
+    scale_nan = ops.any_(x.is_nan for x in scales_a + scales_b)
+    specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc, extra_nan=scale_nan)
+    pairs = [exact_product(ops, x.term, y.term) for x, y in zip(scales_a, scales_b)]
+    products = [exact_product(ops, exact_product(ops, x.term, y.term), pairs[i // block])
+                for i, (x, y) in enumerate(zip(lanes_a, lanes_b))]
+    top, any_product = max_raw(ops, products)
+    c_term = acc.term
+    c_dominant = ops.and_(c_term.nonzero, ops.or_(ops.not_(any_product), ops.sge(acc.raw, top)))
+    quanta = (ops.sub(acc.raw, rules.c_window), ops.sub(top, rules.product_window))
+    bound = max(rules.product_window, rules.c_window)
+    units = tuple([align_to_window(ops, t, q, bound) for t in [*products, c_term]]
+                  for q in quanta)
+    totals = (exact_sum(ops, units[0]), exact_sum(ops, units[1]))
+    width = max(t.width for t in totals)
+    total = ops.ite(c_dominant, ops.sext(totals[0], width), ops.sext(totals[1], width))
+    quantum = ops.ite(c_dominant, quanta[0], quanta[1])
+    word = apply_specials(ops, specials, encode_float(ops, total, quantum, f32, "rz"), f32)
+    return ScaledRun(specials, products, c_term, c_dominant, quanta, units, totals, total,
+                     quantum, word)
+
+
 def rebuilds_datapath(desc: Descriptor, k: int) -> bool:
-    """Whether :func:`window_stages` gives ``build_dot``'s own output node at logical ``k``."""
+    """Whether the stage rebuild (:func:`window_stages`, or :func:`scaled_stages` for a
+    block-scaled path) gives ``build_dot``'s own output node at logical ``k``."""
     ops = TraceOps()
     layout = input_layout(desc, k)
     inputs = inputs_from(layout, [ops.variable(s.name, s.width) for s in layout])
-    return window_stages(ops, desc, inputs).word.node is build_dot(ops, desc, inputs,
-                                                                   any_k=True).node
+    stages = scaled_stages if desc.family == "block" else window_stages
+    return stages(ops, desc, inputs).word.node is build_dot(ops, desc, inputs, any_k=True).node

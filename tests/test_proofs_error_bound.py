@@ -17,8 +17,10 @@ from proofs.error_bound import (
     ranges_of,
     witness_query,
 )
-from proofs.stages import rebuilds_datapath
-from spec.catalog import input_layout, lookup
+from proofs.stages import formats_of, rebuilds_datapath, window_from_operands
+from smt.trace import TraceOps
+from spec.catalog import build_dot, input_layout, inputs_from, lookup
+from spec.exact import decode_operands
 
 FAST = Settings(second_solver=None, timeout=60)
 
@@ -27,10 +29,28 @@ def _desc(name: str):
     return lookup(name).descriptor
 
 
-@pytest.mark.parametrize("name", [*REQUIRED, "dense-e2m1", "dense-e5m2"])
+@pytest.mark.parametrize("name", [*REQUIRED, "dense-e2m1", "dense-e5m2",
+                                  "mixed-e2m1-e4m3-f16", "dense-mx-e4m3", "dense-mx-e2m1"])
 def test_stage_rebuild_is_the_datapath_node(name: str) -> None:
     desc = _desc(name)
-    assert rebuilds_datapath(desc, 2) and rebuilds_datapath(desc, desc.k)
+    small = desc.scale_block or 2
+    assert rebuilds_datapath(desc, small) and rebuilds_datapath(desc, desc.k)
+
+
+def test_a_changed_stage_is_not_the_datapath_node() -> None:
+    desc, k = _desc("dense-tf32"), 2
+    ops = TraceOps()
+    layout = input_layout(desc, k)
+    inputs = inputs_from(layout, [ops.variable(spec.name, spec.width) for spec in layout])
+    fa, fb, fd = formats_of(desc)
+    operands = decode_operands(ops, fa, fb, fd, inputs.a, inputs.b, inputs.c)
+    unclamped = window_from_operands(ops, operands, fd, None).word.node
+    assert unclamped is not build_dot(ops, desc, inputs, any_k=True).node
+
+
+def test_grouped_block_paths_have_no_stage_rebuild() -> None:
+    with pytest.raises(ValueError, match="groups of more than one product"):
+        rebuilds_datapath(_desc("dense-nvfp4"), 16)
 
 
 def test_quantum_range_follows_the_clamp() -> None:
