@@ -10,8 +10,11 @@ from proofs import sparse
 from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide, dot_inputs, layout_variables
 from proofs.runner import select_rows
 from smt.trace import TraceOps
+from spec.accumulate import masked_max
 from spec.bitvec import BV, Bool, Ops
+from spec.blockscaled import rules_for
 from spec.catalog import DotInputs, build_dot, compact_sparse, logical_k_step, lookup
+from spec.formats import FORMATS, decode_float
 from spec.sparse import chunk_selectors
 
 FAST = Settings(second_solver=None, timeout=60)
@@ -119,3 +122,53 @@ def test_masking_required_rows(name: str) -> None:
 def test_non_interference_rows(name: str) -> None:
     desc = lookup(name).descriptor
     assert sparse.check_interference(desc, desc.k, Settings(second_solver=None)).result == PROVED
+
+
+BLOCK = ("sparse-mx-e4m3", "sparse-mx-e2m1", "sparse-nvfp4", "sparse-mxf4", "sparse-mxf4nvf4-4x",
+         "sparse-mxf4nvf4-4x-ue4m3")
+
+
+@pytest.mark.parametrize("name", BLOCK)
+@pytest.mark.parametrize("side", ["sparse", "masked dense"])
+def test_block_lemmas_cover_every_stage(name: str, side: str) -> None:
+    """The block lemmas' functions rebuild the spec's own nodes: maxima over the recorded
+    products, every group's units from group_units, and the word from block_tail."""
+    desc = lookup(name).descriptor
+    k = logical_k_step(desc)
+    ops, inputs = traced_inputs(name, k)
+    mask = sparse.active_mask(ops, desc, inputs.metadata, k)
+    if side == "sparse":
+        word, rec = sparse.recorded(ops, lambda: build_dot(ops, desc, inputs, any_k=True))
+        _, active = compact_sparse(ops, desc, inputs)
+        a, b, scale = list(active.a), list(active.b), 1
+        rules = rules_for(desc.kind, desc.scaling or "")
+    else:
+        word, rec = sparse.recorded(ops, lambda: sparse.masked_dense(ops, desc, inputs, mask))
+        a, b = sparse.masked(ops, inputs.a, mask), sparse.masked(ops, inputs.b, mask)
+        scale = 2
+        rules = sparse.doubled_rules(rules_for(desc.kind, desc.scaling or ""))
+    choice, groups = rec["block_choice"], rec["groups"]
+    products = rec["products"]["products"]
+    pairs, block = rec["products"]["scale_pairs"], rec["products"]["block"]
+    top, any_product = masked_max(ops, [p.raw for p in products], [p.nonzero for p in products])
+    assert (top.node, any_product.node) == (choice["max_raw"].node, choice["any_product"].node)
+    scale_top, _ = masked_max(ops, [pairs[i // block].raw for i in range(len(products))],
+                              [p.nonzero for p in products])
+    assert scale_top.node is choice["scale_max"].node
+    c = decode_float(ops, FORMATS["f32"], inputs.c)
+    for role, size, q, merged in (
+            ("product_units", rules.product_group, choice["product_quantum"],
+             rules.group_c_merge),
+            ("c_units", rules.c_dominant_group, choice["c_quantum"], False)):
+        units = groups[role]
+        assert len(units) == len(a) // size + 1
+        for g, unit in enumerate(units[:-1]):
+            lanes = slice(g * size, (g + 1) * size)
+            rebuilt, _ = sparse.group_units(ops, desc, rules, a[lanes], b[lanes],
+                                            pairs[g * size // block], c, q, merged)
+            assert rebuilt.node is unit.node
+    assert block == scale * desc.scale_block
+    tail = sparse.block_tail(ops, desc, groups["c_units"], groups["product_units"], choice,
+                             [g.scale_raw for g in groups["product_groups"]],
+                             rec["specials"]["specials"])
+    assert tail.node is word.node
