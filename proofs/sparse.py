@@ -37,11 +37,13 @@ is ``ite(m, f(a), f(0))``, and applied to a selection (an ``ite`` chain on
 the selector) it is the same selection of ``f``'s values.
 Block-scaled masking follows the same pattern over block_scaled_dot's
 stage values, read from its own ``ops.observe`` reports (:func:`recorded`):
-``specials`` (over the words); ``maxima`` (P, S and "any product" over free
-per-lane raws and nonzero flags; the path and the quanta are functions of
-those and C); per exact-sum group, ``group of G`` (the masked 2G logical
-lanes and the selected G lanes give the same units at every usable
-quantum, with the MXF4 per-group C merge), or for MXF8F6F4's groups of one
+``specials`` (over the words); ``maxima per chunk`` and ``any product``
+(P, S and "some product is nonzero" over free per-lane raws and flags; the
+maxima over K are one balanced tree of the chunks' maxima on both sides, and
+the path and the quanta are functions of P, S and C); per exact-sum
+group, ``group of G`` (the masked 2G logical lanes and the selected G lanes
+give the same units at every usable quantum, with the MXF4 per-group C
+merge), or for MXF8F6F4's groups of one
 ``zero-lane`` and ``units-sum`` as above; and ``sums, conversion, floor,
 specials`` (:func:`block_tail` on free units equal in value, registers of
 different widths). A test rebuilds every recorded stage value and the
@@ -396,38 +398,67 @@ def block_front_lemma(desc: Descriptor, k: int, name: str, items: Sequence[str])
     return Query(name, "forall", layout_variables(desc, k), body)
 
 
-def max_lemma(desc: Descriptor, k: int) -> Query:
-    """Free per-lane ``(raw, present)`` values (a product's raw or its scale raw, and
-    whether it is nonzero): the masked maximum and "any present" equal the selected ones.
+def _free_lanes(lanes: int, name: str, width: int) -> tuple[tuple[tuple[str, int], ...], Callable[[Variables], list[BV]]]:
+    names = tuple((f"{name}{i}", width) for i in range(lanes))
+    return names, lambda values: [values[n] for n, _ in names]
 
-    A masked lane is ``ite(m, (raw, present), (raw of 0, false))`` by congruence."""
-    meta = [(name, width) for name, width in layout_variables(desc, k) if name.startswith("meta")]
-    variables = (tuple((f"raw{i}", EXP_WIDTH) for i in range(k))
-                 + tuple((f"present{i}", 1) for i in range(k)) + (("zero_raw", EXP_WIDTH),)
-                 + tuple(meta))
+
+def _meta_variables(desc: Descriptor, lanes: int) -> tuple[tuple[str, int], ...]:
+    chunks = lanes // desc.sparse_chunk[0]  # type: ignore[index]
+    return tuple((f"meta{i}", 32) for i in range(-(-chunks // NIBBLES_PER_WORD)))
+
+
+def chunk_max_lemma(desc: Descriptor) -> Query:
+    """One chunk of free per-lane ``(raw, present)`` values (a product's raw or its scale
+    raw, and whether it is nonzero): the masked maximum equals the selected lanes' one.
+
+    A masked lane is ``ite(m, (raw, present), (raw of 0, false))`` by congruence; the
+    maximum over K is the same balanced tree over the chunks' maxima on both sides."""
+    lanes = desc.sparse_chunk[0]  # type: ignore[index]
+    raw_names, raws_of = _free_lanes(lanes, "raw", EXP_WIDTH)
+    flag_names, flags_of = _free_lanes(lanes, "present", 1)
+    meta = _meta_variables(desc, lanes)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        raws = [values[f"raw{i}"] for i in range(k)]
-        flags = [values[f"present{i}"] for i in range(k)]
+        raws, flags = raws_of(values), flags_of(values)
         metadata = [values[name] for name, _ in meta]
-        lanes = DotInputs(raws, flags, values["zero_raw"], metadata=metadata)
-        mask = active_mask(ops, desc, metadata, k)
-        dense_raws = [ops.ite(m, r, values["zero_raw"]) for m, r in zip(mask, raws)]
-        dense_flags = [ops.and_(m, ops.eq(f, 1)) for m, f in zip(mask, flags)]
-        dense_top, dense_any = masked_max(ops, dense_raws, dense_flags)
-        _, active = compact_sparse(ops, desc, lanes)
-        top, any_present = masked_max(ops, list(active.a), [ops.eq(f, 1) for f in active.b])
-        differ = ops.or_(ops.ne(dense_top, top), ops.xor_(dense_any, any_present))
-        return (ops.and_(legal(ops, desc, lanes), differ),
+        chunk = DotInputs(raws, flags, values["zero_raw"], metadata=metadata)
+        mask = active_mask(ops, desc, metadata, lanes)
+        dense_top, _ = masked_max(ops, [ops.ite(m, r, values["zero_raw"])
+                                        for m, r in zip(mask, raws)],
+                                  [ops.and_(m, ops.eq(f, 1)) for m, f in zip(mask, flags)])
+        _, active = compact_sparse(ops, desc, chunk)
+        top, _ = masked_max(ops, list(active.a), [ops.eq(f, 1) for f in active.b])
+        return (ops.and_(legal(ops, desc, chunk), ops.ne(dense_top, top)),
                 {"dense_max": dense_top, "sparse_max": top})
 
-    return Query("maxima (P, S, any product)", "forall", variables, body)
+    return Query("maxima per chunk (P, S)", "forall",
+                 raw_names + flag_names + (("zero_raw", EXP_WIDTH),) + meta, body)
+
+
+def any_present_lemma(desc: Descriptor, k: int) -> Query:
+    """Free per-lane nonzero flags: some masked lane is nonzero iff some selected one is."""
+    flag_names, flags_of = _free_lanes(k, "present", 1)
+    meta = _meta_variables(desc, k)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        flags = flags_of(values)
+        metadata = [values[name] for name, _ in meta]
+        lanes = DotInputs(flags, flags, flags[0], metadata=metadata)
+        mask = active_mask(ops, desc, metadata, k)
+        dense = ops.any_(ops.and_(m, ops.eq(f, 1)) for m, f in zip(mask, flags))
+        _, active = compact_sparse(ops, desc, lanes)
+        sparse = ops.any_(ops.eq(f, 1) for f in active.a)
+        return ops.and_(legal(ops, desc, lanes), ops.xor_(dense, sparse)), {}
+
+    return Query("any product", "forall", flag_names + meta, body)
 
 
 def block_front_lemmas(desc: Descriptor, k: int) -> list[Query]:
     """Specials over the words; P, S and "any product" over free per-lane values (then
     the path and quanta, functions of P, S and C, agree by congruence)."""
-    return [block_front_lemma(desc, k, "specials", ["specials"]), max_lemma(desc, k)]
+    return [block_front_lemma(desc, k, "specials", ["specials"]), chunk_max_lemma(desc),
+            any_present_lemma(desc, k)]
 
 
 def _group_formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:

@@ -172,3 +172,13 @@ def test_block_lemmas_cover_every_stage(name: str, side: str) -> None:
                              [g.scale_raw for g in groups["product_groups"]],
                              rec["specials"]["specials"])
     assert tail.node is word.node
+
+
+@pytest.mark.parametrize(("lanes", "chunk"), [(128, 8), (64, 4), (64, 2), (16, 4)])
+def test_maximum_is_the_tree_of_chunk_maxima(lanes: int, chunk: int) -> None:
+    """The congruence step after ``maxima per chunk``: smax_all over K is the same node as
+    smax_all over the chunks' maxima (chunks of a power of two lanes)."""
+    ops = TraceOps()
+    xs = [ops.variable(f"x{i}", 12) for i in range(lanes)]
+    chunks = [ops.smax_all(xs[i:i + chunk]) for i in range(0, lanes, chunk)]
+    assert ops.smax_all(xs).node is ops.smax_all(chunks).node
