@@ -398,7 +398,8 @@ def block_front_lemma(desc: Descriptor, k: int, name: str, items: Sequence[str])
     return Query(name, "forall", layout_variables(desc, k), body)
 
 
-def _free_lanes(lanes: int, name: str, width: int) -> tuple[tuple[tuple[str, int], ...], Callable[[Variables], list[BV]]]:
+def _free_lanes(lanes: int, name: str, width: int
+                ) -> tuple[tuple[tuple[str, int], ...], Callable[[Variables], list[BV]]]:
     names = tuple((f"{name}{i}", width) for i in range(lanes))
     return names, lambda values: [values[n] for n, _ in names]
 
