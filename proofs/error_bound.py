@@ -42,9 +42,9 @@ from proofs.stages import (
     formats_of,
     rebuilds_datapath,
     scaled_stages,
+    traced_inputs,
     window_stages,
 )
-from smt.trace import TraceOps
 from spec.accumulate import align_to_window, exact_product
 from spec.bitvec import BV, Bool, Ops
 from spec.convert import encode_float
@@ -281,9 +281,7 @@ def encode_query(desc: Descriptor, total_width: int) -> Query:
 
 def static_facts(desc: Descriptor, k: int) -> tuple[int, str]:
     """The exact-sum width and the static no-wrap facts of the composition (checked here)."""
-    ops = TraceOps()
-    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    inputs = dot_inputs(desc, k, values)
+    ops, inputs = traced_inputs(desc, k)
     if desc.family == "block":
         scaled = scaled_stages(ops, desc, inputs)
         sums = list(zip(scaled.units, scaled.totals))

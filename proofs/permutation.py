@@ -37,7 +37,7 @@ from proofs.core import (
     run_dot,
 )
 from proofs.normal_form import NormalForms, rule_queries
-from smt.trace import TraceOps
+from proofs.stages import traced_inputs
 from spec.bitvec import BV, Bool, Ops
 from spec.blockscaled import rules_for
 from spec.catalog import DotInputs
@@ -107,9 +107,7 @@ def invariance_row(prop: str, desc: Descriptor, k: int, generators: dict[str, Re
                    settings: Settings) -> Row:
     """Prove ``D(reorder(x)) = D(x)`` for each generator: AC normal form + rule lemmas, or the
     monolithic query for a generator whose normal forms differ."""
-    ops = TraceOps()
-    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    inputs = dot_inputs(desc, k, values)
+    ops, inputs = traced_inputs(desc, k)
     forms = NormalForms()
     root = forms.of(run_dot(ops, desc, inputs).node)
     differing = [name for name, reorder in generators.items()

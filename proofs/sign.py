@@ -41,8 +41,13 @@ from proofs.error_bound import (
     term_lemmas,
     term_of,
 )
-from proofs.stages import formats_of, rebuilds_datapath, scaled_stages, window_stages
-from smt.trace import TraceOps
+from proofs.stages import (
+    formats_of,
+    rebuilds_datapath,
+    scaled_stages,
+    traced_inputs,
+    window_stages,
+)
 from spec.accumulate import align_to_window
 from spec.bitvec import BV, Bool, Ops
 from spec.blockscaled import rules_for
@@ -254,9 +259,7 @@ COMPOSITION = (
 
 def _sums(desc: Descriptor, k: int) -> tuple[list[tuple[list[int], int]], int]:
     """``([(unit widths, sum width) per exact sum], encoded width)`` of the stage rebuild."""
-    ops = TraceOps()
-    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    inputs = dot_inputs(desc, k, values)
+    ops, inputs = traced_inputs(desc, k)
     if desc.family == "block":
         run = scaled_stages(ops, desc, inputs)
         return [([u.width for u in units], total.width)

@@ -128,11 +128,16 @@ def scaled_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> ScaledRun:
                      quantum, word)
 
 
+def traced_inputs(desc: Descriptor, k: int) -> tuple[TraceOps, DotInputs]:
+    """A fresh trace with one variable per input word of ``desc`` at logical ``k``."""
+    ops = TraceOps()
+    layout = input_layout(desc, k)
+    return ops, inputs_from(layout, [ops.variable(s.name, s.width) for s in layout])
+
+
 def rebuilds_datapath(desc: Descriptor, k: int) -> bool:
     """Whether the stage rebuild (:func:`window_stages`, or :func:`scaled_stages` for a
     block-scaled path) gives ``build_dot``'s own output node at logical ``k``."""
-    ops = TraceOps()
-    layout = input_layout(desc, k)
-    inputs = inputs_from(layout, [ops.variable(s.name, s.width) for s in layout])
+    ops, inputs = traced_inputs(desc, k)
     stages = scaled_stages if desc.family == "block" else window_stages
     return stages(ops, desc, inputs).word.node is build_dot(ops, desc, inputs, any_k=True).node

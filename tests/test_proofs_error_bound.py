@@ -17,9 +17,8 @@ from proofs.error_bound import (
     ranges_of,
     witness_query,
 )
-from proofs.stages import formats_of, rebuilds_datapath, window_from_operands
-from smt.trace import TraceOps
-from spec.catalog import build_dot, input_layout, inputs_from, lookup
+from proofs.stages import formats_of, rebuilds_datapath, traced_inputs, window_from_operands
+from spec.catalog import build_dot, input_layout, lookup
 from spec.exact import decode_operands
 
 FAST = Settings(second_solver=None, timeout=60)
@@ -38,10 +37,8 @@ def test_stage_rebuild_is_the_datapath_node(name: str) -> None:
 
 
 def test_a_changed_stage_is_not_the_datapath_node() -> None:
-    desc, k = _desc("dense-tf32"), 2
-    ops = TraceOps()
-    layout = input_layout(desc, k)
-    inputs = inputs_from(layout, [ops.variable(spec.name, spec.width) for spec in layout])
+    ops, inputs = traced_inputs(_desc("dense-tf32"), 2)
+    desc = _desc("dense-tf32")
     fa, fb, fd = formats_of(desc)
     operands = decode_operands(ops, fa, fb, fd, inputs.a, inputs.b, inputs.c)
     unclamped = window_from_operands(ops, operands, fd, None).word.node

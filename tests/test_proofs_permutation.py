@@ -15,9 +15,10 @@ from proofs.permutation import (
     rotation,
     swap,
 )
+from proofs.stages import traced_inputs
 from ref.scalar import SCALAR
 from smt.trace import TraceOps
-from spec.catalog import build_dot, input_layout, inputs_from, lookup
+from spec.catalog import build_dot, input_layout, lookup
 
 FAST = Settings(second_solver=None, timeout=60)
 
@@ -53,9 +54,7 @@ def test_fast_rows_are_proved_by_lemmas() -> None:
 
 def test_nvfp4_rotation_does_not_normalise_away() -> None:
     desc, k = _desc("dense-nvfp4"), 16
-    ops = TraceOps()
-    layout = input_layout(desc, k)
-    inputs = inputs_from(layout, [ops.variable(s.name, s.width) for s in layout])
+    ops, inputs = traced_inputs(desc, k)
     forms = NormalForms()
     root = forms.of(build_dot(ops, desc, inputs, any_k=True).node)
     assert forms.of(build_dot(ops, desc, lane_order(inputs, rotation(k)), any_k=True).node) != root
