@@ -21,7 +21,10 @@ boundaries (:func:`window_stages` rebuilds the datapath from exactly those
 stage functions; a test checks it is the spec's own DAG node):
 
 1. ``specials``: the special-value classification of both sides is equal;
-2. ``window``: the window exponent (hence the quantum) of both sides is equal;
+2. ``maxima per chunk``: over free per-lane raws and nonzero flags, a chunk's
+   masked maximum equals its selected lanes' maximum; the window exponent
+   is one balanced tree of the chunks' maxima, then C, then the clamp, on
+   both sides (a test checks the tree), so the quanta are equal;
 3. ``zero-lane``: a lane whose A and B words are 0 aligns to 0 units, for
    every quantum;
 4. ``units-sum``: for free per-lane unit counts ``u`` (what every lane's
@@ -256,17 +259,6 @@ def specials_lemma(desc: Descriptor, k: int) -> Query:
     return Query("specials", "forall", layout_variables(desc, k), body)
 
 
-def window_lemma(desc: Descriptor, k: int) -> Query:
-    """Zero lanes do not move the window: both sides have the same window exponent."""
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        inputs, _, dense, sparse = _both_sides(ops, desc, k, values)
-        return (ops.and_(legal(ops, desc, inputs), ops.ne(dense.window, sparse.window)),
-                {"dense_window": dense.window, "sparse_window": sparse.window})
-
-    return Query("window", "forall", layout_variables(desc, k), body)
-
-
 def _lane_units(ops: Ops, desc: Descriptor, a: BV, b: BV, quantum: BV) -> BV:
     fa, fb, _ = _formats(desc)
     term = exact_product(ops, decode_float(ops, fa, a).term, decode_float(ops, fb, b).term)
@@ -433,7 +425,7 @@ def chunk_max_lemma(desc: Descriptor) -> Query:
         return (ops.and_(legal(ops, desc, chunk), ops.ne(dense_top, top)),
                 {"dense_max": dense_top, "sparse_max": top})
 
-    return Query("maxima per chunk (P, S)", "forall",
+    return Query("maxima per chunk", "forall",
                  raw_names + flag_names + (("zero_raw", EXP_WIDTH),) + meta, body)
 
 
@@ -490,9 +482,11 @@ def group_units(ops: Ops, desc: Descriptor, rules: BlockRules, a: Sequence[BV],
     return units, group
 
 
-def group_lemma(desc: Descriptor, size: int, merged: bool) -> Query:
+def group_lemma(desc: Descriptor, size: int, merged: bool, high: bool = False) -> Query:
     """One group of ``size`` compacted lanes (``2 * size`` logical): the masked group and
-    the selected group give the same units at every usable quantum."""
+    the selected group give the same units at every usable quantum: from the group's top
+    raw minus the product window up to the largest product raw, or (``high``) above that
+    up to what a C-dominant quantum reaches."""
     rules = rules_for(desc.kind, desc.scaling or "")
     fa, fb, fs = _group_formats(desc)
     n = 2 * size
@@ -500,7 +494,7 @@ def group_lemma(desc: Descriptor, size: int, merged: bool) -> Query:
     variables = (tuple((f"a{i}", 32) for i in range(n)) + tuple((f"b{i}", 32) for i in range(n))
                  + tuple((f"meta{i}", 32) for i in range(words))
                  + (("scale_a", 8), ("scale_b", 8), ("c", 32), ("q", EXP_WIDTH)))
-    highest = max(fa.max_raw + fb.max_raw + 2 * fs.max_raw, F32.max_raw)
+    largest = fa.max_raw + fb.max_raw + 2 * fs.max_raw
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         a = [values[f"a{i}"] for i in range(n)]
@@ -516,14 +510,18 @@ def group_lemma(desc: Descriptor, size: int, merged: bool) -> Query:
         _, active = compact_sparse(ops, desc, lanes)
         sparse, group = group_units(ops, desc, rules, active.a, active.b, scale_pair, c, q,
                                     merged)
-        usable = ops.and_(ops.sge(q, ops.sub(group.top_raw, rules.product_window)),
-                          ops.sle(q, highest))
+        if high:
+            usable = ops.and_(ops.sgt(q, largest), ops.sle(q, F32.max_raw))
+        else:
+            usable = ops.and_(ops.sge(q, ops.sub(group.top_raw, rules.product_window)),
+                              ops.sle(q, largest))
         return (ops.and_(legal(ops, desc, lanes), usable,
                          ops.ne(dense, ops.sext(sparse, dense.width))),
                 {"dense_units": dense, "sparse_units": sparse, "q": q})
 
     kind = "merged " if merged else ""
-    return Query(f"{kind}group of {size}", "forall", variables, body)
+    return Query(f"{kind}group of {size}" + (" (q above every product raw)" if high else ""),
+                 "forall", variables, body)
 
 
 def block_lane_zero_lemma(desc: Descriptor) -> Query:
@@ -663,12 +661,13 @@ def block_masking_lemmas(desc: Descriptor, k: int) -> list[Query]:
         middle = [group_lemma(desc, rules.product_group, rules.group_c_merge)]
         if rules.c_dominant_group != rules.product_group or rules.group_c_merge:
             middle.append(group_lemma(desc, rules.c_dominant_group, False))
+        middle.append(group_lemma(desc, rules.c_dominant_group, False, high=True))
     return front + middle + [block_tail_lemma(desc, k)]
 
 
 def masking_lemmas(desc: Descriptor, k: int) -> list[Query]:
     """The lemmas of the unscaled masking proof, in the module docstring's order."""
-    return [specials_lemma(desc, k), window_lemma(desc, k), zero_lane_lemma(desc),
+    return [specials_lemma(desc, k), chunk_max_lemma(desc), zero_lane_lemma(desc),
             units_sum_lemma(desc, k), convert_lemma(desc, k)]
 
 

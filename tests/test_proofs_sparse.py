@@ -78,8 +78,8 @@ def test_mask_reads_nibbles_least_significant_first() -> None:
 def test_masking_lemmas_prove_sparse_tf32_k4() -> None:
     row = sparse.check_masking(lookup("sparse-tf32").descriptor, 4, FAST)
     assert row.result == PROVED and row.method == LEMMAS
-    assert [lem["name"] for lem in row.lemmas] == ["specials", "window", "zero-lane",
-                                                   "units-sum", "convert"]
+    assert [lem["name"] for lem in row.lemmas] == ["specials", "maxima per chunk",
+                                                   "zero-lane", "units-sum", "convert"]
 
 
 def test_wrong_mask_is_refuted_and_replayed() -> None:
@@ -182,3 +182,5 @@ def test_maximum_is_the_tree_of_chunk_maxima(lanes: int, chunk: int) -> None:
     xs = [ops.variable(f"x{i}", 12) for i in range(lanes)]
     chunks = [ops.smax_all(xs[i:i + chunk]) for i in range(0, lanes, chunk)]
     assert ops.smax_all(xs).node is ops.smax_all(chunks).node
+    c = ops.variable("c", 12)
+    assert ops.smax_all([*xs, c]).node is ops.smax(ops.smax_all(chunks), c).node
