@@ -11,7 +11,8 @@ quantum ``q`` the product path can choose (``q >= top raw - 39``):
 - same-sign products: the group result exceeds the per-product sum in
   magnitude by 0 to G-1 quanta;
 - mixed signs: the two differ by at most G-1 quanta;
-- both ends are reached (witnesses).
+- both ends are reached (witnesses; the MXF4 family reaches 12 and 11 of G-1 = 15,
+  see :func:`reachable_excess`).
 
 Every group of every K is this one function of its words, scales and
 ``q``. On the full ``dense-nvfp4`` datapath: a solver-found input where
@@ -138,18 +139,34 @@ def bound_queries(desc: Descriptor) -> list[Query]:
     ]
 
 
+def reachable_excess(desc: Descriptor) -> tuple[int, int]:
+    """The largest same-sign excess and mixed-sign difference a group can reach.
+
+    With UE4M3 scales (NVFP4) the bounds G-1 are reached. UE8M0 scales are
+    powers of two, so a product's significand is ``mA * mB``, one of 1, 1.5
+    or 2.25 (bits ``1``, ``11``, ``1001``) times a power of two: the bits it
+    loses below any quantum are worth less than 3/4 of a quantum. So the
+    MXF4 family's same-sign excess is at most ``floor(3G/4)`` = 12 of G-1 = 15
+    (and the mixed difference at most ``floor(3(G-1)/4)`` = 11).
+    """
+    g = group_size(desc)
+    if desc.scaling == "ue4m3":
+        return g - 1, g - 1
+    return 3 * g // 4, 3 * (g - 1) // 4
+
+
 def end_queries(desc: Descriptor) -> list[Query]:
-    """Witnesses that both ends of the bounds are reached."""
-    top = group_size(desc) - 1
+    """Witnesses that the ends of the bounds are reached (see :func:`reachable_excess`)."""
+    top, top_mixed = reachable_excess(desc)
     return [
         _group_query(desc, "same-sign excess 0 (nonzero sum)", "exists",
                      lambda ops, g, p, e, same, mixed: ops.and_(
                          same, ops.eq(e, 0), ops.ne(g, 0))),
-        _group_query(desc, "same-sign excess G-1", "exists",
+        _group_query(desc, f"same-sign excess {top}", "exists",
                      lambda ops, g, p, e, same, mixed: ops.and_(same, ops.eq(e, top))),
-        _group_query(desc, "mixed signs difference G-1", "exists",
+        _group_query(desc, f"mixed signs difference {top_mixed}", "exists",
                      lambda ops, g, p, e, same, mixed: ops.and_(
-                         mixed, ops.eq(ops.abs_signed(ops.sub(g, p)), top))),
+                         mixed, ops.eq(ops.abs_signed(ops.sub(g, p)), top_mixed))),
     ]
 
 

@@ -12,17 +12,19 @@ NVFP4 = lookup("dense-nvfp4").descriptor
 FAST = Settings(second_solver=None, timeout=60)
 
 
-def test_group_sizes() -> None:
+def test_group_sizes_and_reachable_ends() -> None:
     assert carry.group_size(NVFP4) == 4
-    assert carry.group_size(lookup("dense-mxf4").descriptor) == 16
+    assert carry.reachable_excess(NVFP4) == (3, 3)
+    mxf4 = lookup("dense-mxf4").descriptor
+    assert carry.group_size(mxf4) == 16 and carry.reachable_excess(mxf4) == (12, 11)
 
 
 def test_both_ends_are_reached_for_nvfp4() -> None:
     row = carry.check_ends(NVFP4, 64, FAST)
     assert row.result == WITNESS
     names = [lemma["name"] for lemma in row.lemmas]
-    assert names == ["same-sign excess 0 (nonzero sum)", "same-sign excess G-1",
-                     "mixed signs difference G-1"]
+    assert names == ["same-sign excess 0 (nonzero sum)", "same-sign excess 3",
+                     "mixed signs difference 3"]
 
 
 def test_excess_of_g_minus_1_replays() -> None:
