@@ -39,6 +39,11 @@ from spec.descriptor import Descriptor
 PROVED, REFUTED, WITNESS, UNKNOWN = "proved", "refuted", "witness", "unknown"
 MONOLITHIC, LEMMAS = "monolithic", "lemmas"
 
+AUTO = "auto"
+SECOND_OPINIONS = ("cvc5", "z3")
+"""``auto`` second opinions try these in turn, the one that last succeeded in a row first:
+z3 rarely decides the shift-heavy stage lemmas within a minute, cvc5 rarely the multipliers."""
+
 Variables = dict[str, BV]
 QueryBody = Callable[[Ops, Variables], tuple[Bool, dict[str, BV]]]
 
@@ -49,8 +54,8 @@ class Settings:
 
     solver: str = DEFAULT_SOLVER
     timeout: float = DEFAULT_TIMEOUT
-    second_solver: str | None = "z3"
-    second_timeout: float = 60.0
+    second_solver: str | None = AUTO
+    second_timeout: float = 30.0
     jobs: int = 1
 
 
@@ -113,15 +118,34 @@ def decide(query: Query, solver: str, timeout: float) -> Outcome:
     return Outcome(query.name, result, solver, answer.seconds, words=words)
 
 
-def cross_check(outcome: Outcome, query: Query, settings: Settings) -> Outcome:
-    """Re-run a proved query with the second solver, when one is set."""
+def cross_check(outcome: Outcome, query: Query, settings: Settings,
+                order: list[str] | None = None) -> Outcome:
+    """Re-run a proved query with the second solver, when one is set.
+
+    With ``auto`` the solvers of :data:`SECOND_OPINIONS` other than the first
+    are tried in ``order`` until one proves the query; ``order`` is updated so
+    the next query of the row starts with the solver that succeeded.
+    """
     if outcome.result != PROVED or not settings.second_solver:
         return outcome
-    if settings.second_solver == outcome.solver:
-        return outcome
-    again = decide(query, settings.second_solver, settings.second_timeout)
-    outcome.second = {"solver": again.solver, "result": again.result,
-                      "seconds": round(again.seconds, 2), "reason": again.reason}
+    if settings.second_solver == AUTO:
+        order = order if order is not None else list(SECOND_OPINIONS)
+        candidates = [s for s in order if s != outcome.solver]
+    else:
+        candidates = [settings.second_solver] if settings.second_solver != outcome.solver else []
+    spent = 0.0
+    again = None
+    for solver in candidates:
+        again = decide(query, solver, settings.second_timeout)
+        spent += again.seconds
+        if again.result == PROVED:
+            if order is not None:
+                order.remove(solver)
+                order.insert(0, solver)
+            break
+    if again is not None:
+        outcome.second = {"solver": again.solver, "result": again.result,
+                          "seconds": round(spent, 2), "reason": again.reason}
     return outcome
 
 
@@ -182,7 +206,7 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
     second = None
     if seconds_list:
         agreed = all(s["result"] == PROVED for s in seconds_list)
-        second = {"solver": seconds_list[0]["solver"],
+        second = {"solver": "+".join(sorted({s["solver"] for s in seconds_list})),
                   "result": PROVED if agreed and len(seconds_list) == sum(
                       o.result == PROVED for o in outcomes) else
                   (UNKNOWN if agreed else next(s["result"] for s in seconds_list
@@ -201,8 +225,10 @@ def check_queries(prop: str, desc: Descriptor, k: int, queries: Sequence[Query],
                   settings: Settings, method: str = MONOLITHIC, detail: str = "") -> Row:
     """Decide every query (stopping at the first that fails), cross-check, make a row."""
     outcomes = []
+    order = list(SECOND_OPINIONS)
     for query in queries:
-        outcome = cross_check(decide(query, settings.solver, settings.timeout), query, settings)
+        outcome = cross_check(decide(query, settings.solver, settings.timeout), query, settings,
+                              order)
         outcomes.append(outcome)
         if outcome.result not in (PROVED, WITNESS):
             break

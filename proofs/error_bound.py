@@ -23,7 +23,7 @@ ulp(D) of the bound.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from proofs.core import (
     LEMMAS,
@@ -54,18 +54,6 @@ from spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term, decode_float
 from spec.window import WINDOW_BITS, default_clamp
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
-
-LEMMA_SECOND_SOLVER = "cvc5"
-"""Second opinion of stage-lemma rows in place of the default z3: z3 does not decide the
-alignment lemmas (variable shifts) within a minute, cvc5 does in seconds."""
-
-
-def lemma_settings(settings: Settings) -> Settings:
-    """``settings`` with :data:`LEMMA_SECOND_SOLVER` where the default z3 was the second."""
-    if settings.second_solver == "z3":
-        return replace(settings, second_solver=LEMMA_SECOND_SOLVER)
-    return settings
-
 
 def scale_of(desc: Descriptor) -> int:
     """A static exponent below every quantum, exact-sum LSB and D LSB of ``desc``."""
@@ -367,7 +355,7 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     if not rebuilds_datapath(desc, k):
         raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
     queries, facts = lemma_queries(desc, k)
-    return check_queries("error-bound", desc, k, queries, lemma_settings(settings), LEMMAS,
+    return check_queries("error-bound", desc, k, queries, settings, LEMMAS,
                          f"{COMPOSITION} Static: {facts}.")
 
 

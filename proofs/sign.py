@@ -33,7 +33,6 @@ from proofs.core import (
     run_dot,
 )
 from proofs.error_bound import (
-    lemma_settings,
     ranges_of,
     shape_variables,
     smax_step_query,
@@ -308,7 +307,7 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     _, facts = static_facts(desc, k)
     composition = COMPOSITION + (BLOCK_PATHS if desc.family == "block" else "")
     return check_queries("sign-symmetry", desc, k, stage_lemmas(desc, k),
-                         lemma_settings(settings), LEMMAS, f"{composition} Static: {facts}.")
+                         settings, LEMMAS, f"{composition} Static: {facts}.")
 
 
 def applies(desc: Descriptor) -> bool:

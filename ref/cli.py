@@ -443,7 +443,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from proofs.core import Settings
+    from proofs.core import AUTO, Settings
     from proofs.runner import describe_row, run_rows, select_rows, summary_counts, write_report
     from smt.solve import SOLVERS
 
@@ -452,8 +452,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     second = None if args.second_solver == "none" else args.second_solver
-    if second is not None and second not in SOLVERS:
-        raise UsageError(f"unknown --second-solver {second!r}")
+    if second is not None and second not in (*SOLVERS, AUTO):
+        raise UsageError(f"unknown --second-solver {second!r} (auto, z3, cvc5, bitwuzla or none)")
     rows = select_rows(args.property, args.datapath, args.k, fast=args.fast)
     settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
     print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
@@ -756,10 +756,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "any other K is a model of the datapath)")
     p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per query (120)")
-    p.add_argument("--second-solver", default="z3",
-                   help="re-run proved queries with this solver (z3, cvc5 or none)")
-    p.add_argument("--second-timeout", type=float, default=60.0,
-                   help="seconds per query for the second solver (60)")
+    p.add_argument("--second-solver", default="auto",
+                   help="re-run proved queries with this solver: auto (cvc5, then z3), z3, "
+                   "cvc5 or none")
+    p.add_argument("--second-timeout", type=float, default=30.0,
+                   help="seconds per query for the second solver (30)")
     p.add_argument("--jobs", type=int, default=1, help="rows decided in parallel")
     p.add_argument("--fast", action="store_true", help="the small-K subset the tests run")
     p.add_argument("--report", action="store_true",
