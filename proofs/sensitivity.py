@@ -227,7 +227,7 @@ def _neighbour(desc: Descriptor, hardware: Candidate, model: Candidate, value: i
     started = time.monotonic()
     pins = pinned_by(model, records)
     searcher = Searcher(desc, [hardware, model], solver=solver, timeout=timeout, log=log)
-    status, probe = searcher.find([HARDWARE, model.name], constraints, cut_first=True)
+    status, probe = searcher.find([HARDWARE, model.name], constraints, cut_early=True)
     detail = ""
     if status == EQUIVALENT:
         proofs = [p for p in searcher.cut_proofs if p.proved]
