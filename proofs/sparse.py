@@ -17,8 +17,8 @@ the logical K; disabled positions do not exist.
   positions hold.
 
 Unscaled masking is proved by lemmas at the window datapath's stage
-boundaries (:func:`window_stages` rebuilds the datapath from exactly those
-stage functions; a test checks it is the spec's own DAG node):
+boundaries (:func:`proofs.stages.window_stages` rebuilds the datapath from
+exactly those stage functions; a test checks it is the spec's own DAG node):
 
 1. ``specials``: the special-value classification of both sides is equal;
 2. ``maxima per chunk``: over free per-lane raws and nonzero flags, a chunk's
@@ -76,13 +76,8 @@ from proofs.core import (
     legal,
     run_dot,
 )
-from spec.accumulate import (
-    align_to_window,
-    exact_product,
-    exact_sum,
-    masked_max,
-    window_exponent,
-)
+from proofs.stages import WindowRun, formats_of, window_stages
+from spec.accumulate import align_to_window, exact_product, exact_sum, masked_max
 from spec.bitvec import BV, Bool, Ops
 from spec.blockscaled import (
     F32,
@@ -99,8 +94,8 @@ from spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
 from spec.convert import encode_float
 from spec.descriptor import Descriptor
 from spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
-from spec.specials import Specials, apply_specials, classify_specials
-from spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
+from spec.specials import Specials, apply_specials
+from spec.window import DESTINATIONS, WINDOW_BITS
 
 SPARSE_PATHS = tuple(name for name, path in CATALOG.items() if path.descriptor.sparse)
 MASKING_REQUIRED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e2m1",
@@ -197,53 +192,15 @@ def _meta_words(inputs: DotInputs) -> dict[str, BV]:
 # ------------------------------------------- the window datapath, stage by stage
 
 
-def _formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:
-    fa, fb, fd = FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.d_type]
-    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
-    assert isinstance(fd, FloatFormat)
-    return fa, fb, fd
-
-
-@dataclasses.dataclass(frozen=True)
-class WindowStages:
-    """The stage interfaces of one unscaled window datapath run."""
-
-    specials: Specials
-    window: BV
-    quantum: BV
-    units: list[BV]
-    total: BV
-    word: BV
-
-
-def window_stages(ops: Ops, desc: Descriptor, a: Sequence[BV], b: Sequence[BV], c: BV
-                  ) -> WindowStages:
-    """Section 2's datapath rebuilt from its stage functions (decode, specials, products,
-    window, alignment, exact sum, conversion, specials applied): the lemmas' vocabulary."""
-    fa, fb, fd = _formats(desc)
-    lanes_a = [decode_float(ops, fa, word) for word in a]
-    lanes_b = [decode_float(ops, fb, word) for word in b]
-    acc = decode_float(ops, fd, c)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc)
-    terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
-    terms.append(acc.term)
-    window = window_exponent(ops, terms, default_clamp(fa, fb))
-    quantum = ops.sub(window, WINDOW_BITS)
-    units = [align_to_window(ops, term, quantum, WINDOW_BITS) for term in terms]
-    total = exact_sum(ops, units)
-    finite = encode_float(ops, total, quantum, fd, DESTINATIONS[fd.name])
-    return WindowStages(specials, window, quantum, units, total,
-                        apply_specials(ops, specials, finite, fd))
-
-
 def _both_sides(ops: Ops, desc: Descriptor, k: int, values: Variables
-                ) -> tuple[DotInputs, list[Bool], WindowStages, WindowStages]:
+                ) -> tuple[DotInputs, list[Bool], WindowRun, WindowRun]:
+    """The masked dense run and the sparse run of a window path, stage by stage."""
     inputs = dot_inputs(desc, k, values)
     mask = active_mask(ops, desc, inputs.metadata, k)
-    dense = window_stages(ops, desc, masked(ops, inputs.a, mask), masked(ops, inputs.b, mask),
-                          inputs.c)
+    dense = window_stages(ops, desc, DotInputs(masked(ops, inputs.a, mask),
+                                               masked(ops, inputs.b, mask), inputs.c))
     _, active = compact_sparse(ops, desc, inputs)
-    sparse = window_stages(ops, desc, active.a, active.b, inputs.c)
+    sparse = window_stages(ops, desc, DotInputs(active.a, active.b, inputs.c))
     return inputs, mask, dense, sparse
 
 
@@ -260,7 +217,7 @@ def specials_lemma(desc: Descriptor, k: int) -> Query:
 
 
 def _lane_units(ops: Ops, desc: Descriptor, a: BV, b: BV, quantum: BV) -> BV:
-    fa, fb, _ = _formats(desc)
+    fa, fb, _ = formats_of(desc)
     term = exact_product(ops, decode_float(ops, fa, a).term, decode_float(ops, fb, b).term)
     return align_to_window(ops, term, quantum, WINDOW_BITS)
 
@@ -282,7 +239,7 @@ def _unit_widths(desc: Descriptor) -> tuple[int, int]:
     ops = TraceOps()
     q = ops.variable("q", EXP_WIDTH)
     lane = _lane_units(ops, desc, ops.variable("a", 32), ops.variable("b", 32), q)
-    c = align_to_window(ops, decode_float(ops, _formats(desc)[2], ops.variable("c", 32)).term,
+    c = align_to_window(ops, decode_float(ops, formats_of(desc)[2], ops.variable("c", 32)).term,
                         q, WINDOW_BITS)
     return lane.width, c.width
 
@@ -322,7 +279,7 @@ def total_widths(desc: Descriptor, k: int) -> tuple[int, int]:
 def convert_lemma(desc: Descriptor, k: int) -> Query:
     """Converting a unit count does not depend on the width of its sign-extended register."""
     wide, narrow = total_widths(desc, k)
-    fd = _formats(desc)[2]
+    fd = formats_of(desc)[2]
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         x, q = values["x"], values["q"]

@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from proofs import sparse
-from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide, dot_inputs, layout_variables
+from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
 from proofs.runner import select_rows
+from proofs.stages import traced_inputs, window_stages
 from smt.trace import TraceOps
 from spec.accumulate import masked_max
 from spec.bitvec import BV, Bool, Ops
@@ -22,13 +23,6 @@ UNSCALED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e
             "sparse-e2m3", "sparse-e3m2", "sparse-e2m1")
 
 
-def traced_inputs(name: str, k: int) -> tuple[TraceOps, DotInputs]:
-    desc = lookup(name).descriptor
-    ops = TraceOps()
-    values = {n: ops.variable(n, w) for n, w in layout_variables(desc, k)}
-    return ops, dot_inputs(desc, k, values)
-
-
 def swapped_halves(ops: Ops, selector: BV, position: int, rule: str) -> Bool:
     """A wrong tf32 mask: 0x4 taken to keep the upper element."""
     return sparse.keeps_position(ops, selector, 1 - position if rule == "one" else position, rule)
@@ -39,14 +33,14 @@ def test_window_stages_are_the_spec_dag(name: str) -> None:
     """The lemmas' stage functions rebuild both sides' hash-consed output nodes exactly."""
     desc = lookup(name).descriptor
     k = logical_k_step(desc) * 2
-    ops, inputs = traced_inputs(name, k)
+    ops, inputs = traced_inputs(desc, k)
     dense_desc = dataclasses.replace(desc, sparse=False)
     _, active = compact_sparse(ops, desc, inputs)
-    rebuilt = sparse.window_stages(ops, desc, active.a, active.b, inputs.c)
+    rebuilt = window_stages(ops, desc, DotInputs(active.a, active.b, inputs.c))
     assert rebuilt.word.node is build_dot(ops, desc, inputs, any_k=True).node
     mask = sparse.active_mask(ops, desc, inputs.metadata, k)
     lanes_a, lanes_b = sparse.masked(ops, inputs.a, mask), sparse.masked(ops, inputs.b, mask)
-    dense = sparse.window_stages(ops, desc, lanes_a, lanes_b, inputs.c)
+    dense = window_stages(ops, desc, DotInputs(lanes_a, lanes_b, inputs.c))
     spec_dense = build_dot(ops, dense_desc, DotInputs(lanes_a, lanes_b, inputs.c), any_k=True)
     assert dense.word.node is spec_dense.node
     assert sparse.total_widths(desc, k) == (dense.total.width, rebuilt.total.width)
@@ -57,7 +51,7 @@ def test_sparse_is_dense_sibling_of_compacted_lanes(name: str) -> None:
     """Non-interference's congruence step: the sparse node is the dense node of the
     compacted lanes, C and scales (nothing else of the input reaches it)."""
     desc = lookup(name).descriptor
-    ops, inputs = traced_inputs(name, logical_k_step(desc))
+    ops, inputs = traced_inputs(desc, logical_k_step(desc))
     dense_desc, active = compact_sparse(ops, desc, inputs)
     assert active.c is inputs.c and list(active.scale_a) == list(inputs.scale_a)
     assert build_dot(ops, desc, inputs, any_k=True).node is \
@@ -135,7 +129,7 @@ def test_block_lemmas_cover_every_stage(name: str, side: str) -> None:
     products, every group's units from group_units, and the word from block_tail."""
     desc = lookup(name).descriptor
     k = logical_k_step(desc)
-    ops, inputs = traced_inputs(name, k)
+    ops, inputs = traced_inputs(desc, k)
     mask = sparse.active_mask(ops, desc, inputs.metadata, k)
     if side == "sparse":
         word, rec = sparse.recorded(ops, lambda: build_dot(ops, desc, inputs, any_k=True))
