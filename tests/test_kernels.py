@@ -161,8 +161,10 @@ def test_datapath_kernel_agrees_full(name):
     _datapath(name, 15)
 
 
-def test_kernel_is_loaded_from_the_cache():
+def test_kernel_is_loaded_from_the_cache(monkeypatch):
     desc = CATALOG["i8-s8-s8-wrap"].descriptor
+    for name in ("_LOADED", "_BY_DESCRIPTOR"):
+        monkeypatch.setattr(kernels, name, {})
     first = kernels.kernel_for(desc)
     kernels._LOADED.clear()
     kernels._BY_DESCRIPTOR.clear()
