@@ -444,7 +444,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from proofs.core import AUTO, Settings
-    from proofs.runner import describe_row, run_rows, select_rows, summary_counts, write_report
+    from proofs.runner import (
+        REPORT_JSON,
+        REPORT_MD,
+        describe_row,
+        run_rows,
+        select_rows,
+        summary_counts,
+        write_report,
+    )
     from smt.solve import SOLVERS
 
     if args.timeout <= 0 or args.second_timeout <= 0:
@@ -455,6 +463,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if second is not None and second not in (*SOLVERS, AUTO):
         raise UsageError(f"unknown --second-solver {second!r} (auto, z3, cvc5, bitwuzla or none)")
     rows = select_rows(args.property, args.datapath, args.k, fast=args.fast)
+    if args.report:
+        for path in (REPORT_JSON, REPORT_MD):
+            try:
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
     print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
           f"{settings.jobs} job(s)", file=sys.stderr, flush=True)
