@@ -1,0 +1,156 @@
+"""The proof layer's plumbing: solver runner, query verdicts and replay, the matrix, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proofs import runner
+from proofs.core import (
+    AUTO,
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    WITNESS,
+    Query,
+    Row,
+    Settings,
+    check_queries,
+    decide,
+)
+from ref.cli import main
+from smt.solve import SOLVERS, check_sat, run_script
+from smt.trace import TraceOps
+from spec.catalog import lookup
+
+TF32 = lookup("dense-tf32").descriptor
+
+
+def _query(kind, condition):
+    def body(ops, values):
+        x, y = values["x"], values["y"]
+        return condition(ops, x, y), {"x": x, "y": y, "sum": ops.add(x, y)}
+
+    return Query("q", kind, (("x", 8), ("y", 8)), body)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_every_solver_answers_sat_with_a_model_and_unsat(solver):
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    found = check_sat([ops.eq(ops.add(x, y), 7).node, ops.ult(x, y).node], solver=solver,
+                      timeout=30)
+    assert found.sat and (found.model["x"] + found.model["y"]) % 256 == 7
+    assert found.model["x"] < found.model["y"]
+    assert check_sat([ops.ne(ops.add(x, y), ops.add(y, x)).node], solver=solver,
+                     timeout=30).unsat
+
+
+def test_a_query_past_its_time_is_unknown_never_a_verdict():
+    ops = TraceOps()
+    x, y = ops.variable("x", 128), ops.variable("y", 128)
+    semiprime = (2**61 - 1) * (2**31 - 1)
+    hard = [ops.eq(ops.mul(x, y), semiprime).node, ops.ugt(x, 1).node, ops.ugt(y, 1).node,
+            ops.ult(x, 2**64).node, ops.ult(y, 2**64).node,
+            ops.ne(x, 2**61 - 1).node, ops.ne(x, 2**31 - 1).node]
+    answer = check_sat(hard, timeout=0.5)
+    assert answer.status == "unknown" and answer.reason and answer.seconds < 10
+
+
+def test_solver_errors_are_unknown_and_bad_settings_are_refused():
+    broken = run_script("(assert (= x 1))\n(check-sat)\n", timeout=10)
+    assert broken.status == "unknown" and "x" in broken.reason
+    with pytest.raises(ValueError, match="unknown solver"):
+        run_script("(check-sat)\n", solver="yices")
+    with pytest.raises(ValueError, match="timeout"):
+        run_script("(check-sat)\n", timeout=0)
+
+
+def test_forall_queries_are_proved_or_refuted_with_a_replayed_counterexample():
+    commutes = _query("forall", lambda ops, x, y: ops.ne(ops.add(x, y), ops.add(y, x)))
+    assert decide(commutes, "bitwuzla", 30).result == PROVED
+    false_claim = _query("forall", lambda ops, x, y: ops.ult(ops.add(x, y), x))
+    outcome = decide(false_claim, "bitwuzla", 30)
+    assert outcome.result == REFUTED
+    assert (outcome.words["x"] + outcome.words["y"]) % 256 == outcome.words["sum"]
+    assert outcome.words["sum"] < outcome.words["x"]
+
+
+def test_exists_queries_give_a_replayed_witness_or_none():
+    carry = _query("exists", lambda ops, x, y: ops.ult(ops.add(x, y), x))
+    outcome = decide(carry, "bitwuzla", 30)
+    assert outcome.result == WITNESS and outcome.words["sum"] < outcome.words["x"]
+    impossible = _query("exists", lambda ops, x, y: ops.ne(ops.add(x, y), ops.add(y, x)))
+    assert decide(impossible, "bitwuzla", 30).result == REFUTED
+
+
+def test_rows_combine_verdicts_and_second_opinions():
+    commutes = _query("forall", lambda ops, x, y: ops.ne(ops.add(x, y), ops.add(y, x)))
+    row = check_queries("demo", TF32, 8, [commutes, commutes],
+                        Settings(second_solver=AUTO, second_timeout=30), method="lemmas")
+    assert row.result == PROVED and len(row.lemmas) == 2
+    assert row.second and row.second["result"] == PROVED
+    false_lemma = _query("forall", lambda ops, x, y: ops.ult(ops.add(x, y), x))
+    row = check_queries("demo", TF32, 8, [commutes, false_lemma], Settings(second_solver=None),
+                        method="lemmas")
+    assert row.result == UNKNOWN and "q: refuted" in row.detail
+    row = check_queries("demo", TF32, 8, [false_lemma], Settings(second_solver=None))
+    assert row.result == REFUTED and row.words
+
+
+def test_rows_are_selected_by_property_datapath_and_k():
+    rows = runner.select_rows("permutation", "dense-tf32", 4)
+    assert [(r.prop.name, r.desc.name, r.k) for r in rows] == [("permutation", "dense-tf32", 4)]
+    required = runner.select_rows("sparse-non-interference")
+    assert len(required) == 18 and all(r.k == r.desc.k for r in required)
+    fast = {r.prop.name for r in runner.select_rows(fast=True)}
+    assert fast and fast <= set(runner.properties())
+    assert all(r.k <= r.desc.k for r in runner.select_rows(fast=True))
+    with pytest.raises(ValueError, match="unknown property"):
+        runner.select_rows("nope")
+    with pytest.raises(ValueError, match="does not apply"):
+        runner.select_rows("sign-symmetry", "i8-u8-u8-wrap")
+    with pytest.raises(ValueError, match="impossible"):
+        runner.select_rows("permutation", "dense-nvfp4", 8)
+
+
+def test_report_files_and_list_counts(tmp_path):
+    rows = [Row("p", "dense-tf32", 8, PROVED, "bitwuzla", 1.0, "lemmas", 8),
+            Row("q", "dense-tf32", 4, UNKNOWN, "bitwuzla", 120.0, "monolithic", 8, "timeout"),
+            Row("r", "dense-bf16", 16, WITNESS, "bitwuzla", 2.0, "monolithic", 16,
+                words={"d": 0x3F800000})]
+    json_path, md_path = tmp_path / "r.json", tmp_path / "r.md"
+    runner.write_report(rows, Settings(), 123.0, json_path, md_path)
+    data = json.loads(json_path.read_text())
+    assert [r["result"] for r in data["rows"]] == [PROVED, UNKNOWN, WITNESS]
+    assert data["rows"][1]["model_k"] and not data["rows"][0]["model_k"]
+    assert "d=0x3F800000" in md_path.read_text()
+    counts = runner.proof_counts(json_path)
+    assert counts["dense-tf32"] == {"proved": 1, "unknown": 1, "refuted": 0}
+    assert counts["dense-bf16"]["proved"] == 1
+    assert runner.proof_counts(tmp_path / "missing.json") == {}
+
+
+def test_prove_command_prints_rows_as_json(capsys):
+    code = main(["prove", "--property", "tf32-ignores-low-bits", "--json",
+                 "--second-solver", "none"])
+    out = capsys.readouterr().out
+    rows = json.loads(out)
+    assert code == 0 and rows[0]["result"] == PROVED
+    assert {"property", "datapath", "k", "result", "solver", "seconds", "method"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("argv", [
+    ["--property", "nope"],
+    ["--property", "sign-symmetry", "--datapath", "i8-u8-u8-wrap"],
+    ["--property", "permutation", "--datapath", "dense-nvfp4", "--k", "8"],
+    ["--datapath", "nope"],
+    ["--jobs", "0"],
+    ["--timeout", "-1"],
+    ["--second-solver", "yices"],
+])
+def test_prove_bad_input_is_one_line_and_exit_2(argv, capsys):
+    assert main(["prove", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tcspec: error: ") and err.count("\n") == 1
