@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from proofs.core import (
+from tcspec.proofs.core import (
     Property,
     Query,
     Row,
@@ -36,14 +36,14 @@ from proofs.core import (
     layout_variables,
     run_dot,
 )
-from ref.vectorfiles import frozen_record
-from spec.accumulate import align_to_window, exact_product
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import align_group, exact_group_sum, rules_for
-from spec.candidates import build_model
-from spec.catalog import input_layout
-from spec.descriptor import Descriptor
-from spec.formats import EXP_WIDTH, FORMATS, FloatFormat, decode_float
+from tcspec.ref.vectorfiles import frozen_record
+from tcspec.spec.accumulate import align_to_window, exact_product
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import align_group, exact_group_sum, rules_for
+from tcspec.spec.candidates import build_model
+from tcspec.spec.catalog import input_layout
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, decode_float
 
 PER_PRODUCT = "nvfp4-per-product"
 CARRY_WORD = "nvfp4-k4-product-carry"

@@ -20,7 +20,7 @@ the executable lowering:
 
 from __future__ import annotations
 
-from proofs.core import (
+from tcspec.proofs.core import (
     Property,
     Query,
     Row,
@@ -31,10 +31,10 @@ from proofs.core import (
     layout_variables,
     run_dot,
 )
-from spec.bitvec import BV, Bool, Ops
-from spec.catalog import DotInputs
-from spec.descriptor import Descriptor
-from spec.formats import FORMATS, FloatFormat, decode_float
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.catalog import DotInputs
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
 
 F32 = FORMATS["f32"]
 WIDE = 14

@@ -22,11 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ref.scalar import SCALAR
-from smt.solve import DEFAULT_SOLVER, DEFAULT_TIMEOUT, SolveResult, check_sat
-from smt.trace import TraceOps
-from spec.bitvec import BV, Bool, Ops
-from spec.catalog import (
+from tcspec.smt.solve import DEFAULT_SOLVER, DEFAULT_TIMEOUT, SolveResult, check_sat
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.catalog import (
     DotInputs,
     build_dot,
     check_logical_k,
@@ -34,7 +33,8 @@ from spec.catalog import (
     inputs_from,
     metadata_legal,
 )
-from spec.descriptor import Descriptor
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.scalar import SCALAR
 
 PROVED, REFUTED, WITNESS, UNKNOWN = "proved", "refuted", "witness", "unknown"
 MONOLITHIC, LEMMAS = "monolithic", "lemmas"

@@ -18,9 +18,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from smt.solve import check_sat
-from smt.trace import Node, TraceOps, walk
-from spec.bitvec import BV, Bool
+from tcspec.smt.solve import check_sat
+from tcspec.smt.trace import Node, TraceOps, walk
+from tcspec.spec.bitvec import BV, Bool
 
 MAX_DIVERGENT_LEAVES = 16
 MAX_LEMMAS = 64

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proofs.core import (
+from tcspec.proofs.core import (
     LEMMAS,
     MONOLITHIC,
     Property,
@@ -37,7 +37,7 @@ from proofs.core import (
     dot_inputs,
     layout_variables,
 )
-from proofs.stages import (
+from tcspec.proofs.stages import (
     WindowRun,
     formats_of,
     rebuilds_datapath,
@@ -45,13 +45,13 @@ from proofs.stages import (
     traced_inputs,
     window_stages,
 )
-from spec.accumulate import align_to_window, exact_product
-from spec.bitvec import BV, Bool, Ops
-from spec.convert import encode_float
-from spec.descriptor import Descriptor
-from spec.exact import exact_operand_sum, operand_range, product_range, raw_ceiling
-from spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term, decode_float
-from spec.window import WINDOW_BITS, default_clamp
+from tcspec.spec.accumulate import align_to_window, exact_product
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.convert import encode_float
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.exact import exact_operand_sum, operand_range, product_range, raw_ceiling
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term, decode_float
+from tcspec.spec.window import WINDOW_BITS, default_clamp
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from proofs.core import Query, Variables
-from smt.trace import Node, walk
-from spec.bitvec import BV, Bool, Ops
+from tcspec.proofs.core import Query, Variables
+from tcspec.smt.trace import Node, walk
+from tcspec.spec.bitvec import BV, Bool, Ops
 
 AC_OPS = ("add", "mul", "and", "or", "xor", "band", "bor", "bxor", "smax")
 """Associative and commutative operators the normal form flattens (``smax`` is the pattern

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from proofs.core import (
+from tcspec.proofs.core import (
     LEMMAS,
     MONOLITHIC,
     Property,
@@ -36,12 +36,12 @@ from proofs.core import (
     layout_variables,
     run_dot,
 )
-from proofs.normal_form import NormalForms, rule_queries
-from proofs.stages import traced_inputs
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import rules_for
-from spec.catalog import DotInputs
-from spec.descriptor import Descriptor
+from tcspec.proofs.normal_form import NormalForms, rule_queries
+from tcspec.proofs.stages import traced_inputs
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import rules_for
+from tcspec.spec.catalog import DotInputs
+from tcspec.spec.descriptor import Descriptor
 
 Reorder = Callable[[DotInputs], DotInputs]
 

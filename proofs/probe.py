@@ -23,14 +23,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from proofs.equivalence import CutProof, prove_equal
-from ref.scalar import SCALAR
-from smt.solve import DEFAULT_SOLVER, SolveResult, check_sat
-from smt.trace import TraceOps
-from spec.accumulate import masked_max
-from spec.bitvec import BV, Bool, Ops
-from spec.candidates import Candidate, get_candidate
-from spec.catalog import (
+from tcspec.proofs.equivalence import CutProof, prove_equal
+from tcspec.smt.solve import DEFAULT_SOLVER, SolveResult, check_sat
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.accumulate import masked_max
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.candidates import Candidate, get_candidate
+from tcspec.spec.catalog import (
     DotInputs,
     compact_sparse,
     input_layout,
@@ -38,8 +37,9 @@ from spec.catalog import (
     is_specified,
     metadata_legal,
 )
-from spec.descriptor import Descriptor
-from spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.scalar import SCALAR
 
 SHAPES = ("one-lane", "c-only", "cancel")
 C_CHOICES = ("zero", "nonzero")
@@ -146,7 +146,7 @@ def fixed_inputs(desc: Descriptor, scale_a: Sequence[int] | None = None,
         values = list(words) * count if len(words) == 1 else list(words[:count])
         fixed += [(f"{prefix}{i}", w) for i, w in enumerate(values)]
     if metadata:
-        from ref.api import check_metadata
+        from tcspec.ref.api import check_metadata
 
         check_metadata(desc, [w for name, w in fixed if name.startswith("meta")])
     return tuple(fixed)

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proofs.core import PROVED, UNKNOWN, Property, Row, Settings, timed
-from spec.catalog import CATALOG, lookup
-from spec.descriptor import Descriptor
+from tcspec.proofs.core import PROVED, UNKNOWN, Property, Row, Settings, timed
+from tcspec.spec.catalog import CATALOG, lookup
+from tcspec.spec.descriptor import Descriptor
 
-FAMILIES = ("proofs.sparse", "proofs.carry", "proofs.permutation", "proofs.sign",
-            "proofs.error_bound", "proofs.compiler_facts")
+FAMILIES = ("tcspec.proofs.sparse", "tcspec.proofs.carry", "tcspec.proofs.permutation",
+            "tcspec.proofs.sign", "tcspec.proofs.error_bound", "tcspec.proofs.compiler_facts")
 """The property family modules, one per family (DESIGN.md layout)."""
 
 REPORT_DIR = Path(__file__).resolve().parent
@@ -35,12 +35,7 @@ def properties() -> dict[str, Property]:
     """Every property of every family module, by name."""
     found: dict[str, Property] = {}
     for module_name in FAMILIES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
+        module = importlib.import_module(module_name)
         for prop in module.PROPERTIES:
             found[prop.name] = prop
     return found

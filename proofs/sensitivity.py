@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from proofs.probe import (
+from tcspec.proofs.probe import (
     DEFAULT_PROBE_TIMEOUT,
     EQUIVALENT,
     FOUND,
@@ -34,12 +34,11 @@ from proofs.probe import (
     model_word,
     quiet,
 )
-from ref.scalar import SCALAR
-from ref.vectorfiles import FROZEN_FILE, Record, read_vectors
-from smt.solve import DEFAULT_SOLVER
-from spec.bitvec import BV, Ops
-from spec.blockscaled import BlockRules, rules_for
-from spec.candidates import (
+from tcspec.ref.vectorfiles import FROZEN_FILE, Record, read_vectors
+from tcspec.smt.solve import DEFAULT_SOLVER
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.blockscaled import BlockRules, rules_for
+from tcspec.spec.candidates import (
     HARDWARE,
     Candidate,
     block_model,
@@ -48,10 +47,11 @@ from spec.candidates import (
     is_unscaled_float,
     window_model,
 )
-from spec.catalog import DotInputs, input_layout, inputs_from
-from spec.descriptor import Descriptor
-from spec.formats import FORMATS, FloatFormat
-from spec.window import WINDOW_BITS, WINDOW_CLAMP, default_clamp, window_dot
+from tcspec.spec.catalog import DotInputs, input_layout, inputs_from
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import FORMATS, FloatFormat
+from tcspec.spec.scalar import SCALAR
+from tcspec.spec.window import WINDOW_BITS, WINDOW_CLAMP, default_clamp, window_dot
 
 
 @dataclass(frozen=True)

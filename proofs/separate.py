@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from proofs.probe import (
+from tcspec.proofs.probe import (
     DEFAULT_PROBE_TIMEOUT,
     EQUIVALENT,
     UNKNOWN,
@@ -31,8 +31,8 @@ from proofs.probe import (
     quiet,
     resolve_models,
 )
-from smt.solve import DEFAULT_SOLVER
-from spec.descriptor import Descriptor
+from tcspec.smt.solve import DEFAULT_SOLVER
+from tcspec.spec.descriptor import Descriptor
 
 Pair = tuple[str, str]
 BRUTE_FORCE_LIMIT = 20000

@@ -20,7 +20,7 @@ that sum groups of products (NVFP4, MXF4) are asked monolithically.
 
 from __future__ import annotations
 
-from proofs.core import (
+from tcspec.proofs.core import (
     LEMMAS,
     Property,
     Query,
@@ -32,7 +32,7 @@ from proofs.core import (
     layout_variables,
     run_dot,
 )
-from proofs.error_bound import (
+from tcspec.proofs.error_bound import (
     ranges_of,
     shape_variables,
     smax_step_query,
@@ -40,22 +40,22 @@ from proofs.error_bound import (
     term_lemmas,
     term_of,
 )
-from proofs.stages import (
+from tcspec.proofs.stages import (
     formats_of,
     rebuilds_datapath,
     scaled_stages,
     traced_inputs,
     window_stages,
 )
-from spec.accumulate import align_to_window
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import rules_for
-from spec.catalog import DotInputs, output_width
-from spec.convert import encode_float
-from spec.descriptor import Descriptor
-from spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
-from spec.specials import Specials, apply_specials, canonical_nan, classify_specials
-from spec.window import DESTINATIONS, WINDOW_BITS
+from tcspec.spec.accumulate import align_to_window
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import rules_for
+from tcspec.spec.catalog import DotInputs, output_width
+from tcspec.spec.convert import encode_float
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.specials import Specials, apply_specials, canonical_nan, classify_specials
+from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3", "dense-e5m2", "dense-e2m3",
             "dense-e3m2", "dense-e2m1", "dense-nvfp4", "dense-mx-e4m3")

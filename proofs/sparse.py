@@ -63,7 +63,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from proofs.core import (
+from tcspec.proofs.core import (
     LEMMAS,
     Property,
     Query,
@@ -76,10 +76,10 @@ from proofs.core import (
     legal,
     run_dot,
 )
-from proofs.stages import WindowRun, formats_of, window_stages
-from spec.accumulate import align_to_window, exact_product, exact_sum, masked_max
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import (
+from tcspec.proofs.stages import WindowRun, formats_of, window_stages
+from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum, masked_max
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import (
     F32,
     MXF8F6F4_RULES,
     BlockRules,
@@ -89,13 +89,13 @@ from spec.blockscaled import (
     exact_group_sum,
     rules_for,
 )
-from spec.blockscaled import _apply_subnormal_floor as apply_subnormal_floor
-from spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
-from spec.convert import encode_float
-from spec.descriptor import Descriptor
-from spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
-from spec.specials import Specials, apply_specials
-from spec.window import DESTINATIONS, WINDOW_BITS
+from tcspec.spec.blockscaled import _apply_subnormal_floor as apply_subnormal_floor
+from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
+from tcspec.spec.convert import encode_float
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
+from tcspec.spec.specials import Specials, apply_specials
+from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 SPARSE_PATHS = tuple(name for name, path in CATALOG.items() if path.descriptor.sparse)
 MASKING_REQUIRED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e2m1",
@@ -234,7 +234,7 @@ def zero_lane_lemma(desc: Descriptor) -> Query:
 
 def _unit_widths(desc: Descriptor) -> tuple[int, int]:
     """Static widths of a lane's and of C's aligned units."""
-    from smt.trace import TraceOps
+    from tcspec.smt.trace import TraceOps
 
     ops = TraceOps()
     q = ops.variable("q", EXP_WIDTH)
@@ -268,7 +268,7 @@ def units_sum_lemma(desc: Descriptor, k: int, keeps: Keeps = keeps_position,
 
 def total_widths(desc: Descriptor, k: int) -> tuple[int, int]:
     """Static widths of the exact sum on the masked dense side and on the sparse side."""
-    from smt.trace import TraceOps
+    from tcspec.smt.trace import TraceOps
 
     ops = TraceOps()
     values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
@@ -500,7 +500,7 @@ def block_lane_zero_lemma(desc: Descriptor) -> Query:
 
 
 def _stage_widths(desc: Descriptor, k: int) -> tuple[Record, Record]:
-    from smt.trace import TraceOps
+    from tcspec.smt.trace import TraceOps
 
     ops = TraceOps()
     values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}

@@ -13,23 +13,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from smt.trace import TraceOps
-from spec.accumulate import (
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.accumulate import (
     align_to_window,
     exact_product,
     exact_sum,
     max_raw,
     window_exponent,
 )
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import rules_for
-from spec.catalog import DotInputs, build_dot, input_layout, inputs_from
-from spec.convert import encode_float
-from spec.descriptor import Descriptor
-from spec.exact import Operands, decode_operands
-from spec.formats import FORMATS, FloatFormat, Term, decode_float
-from spec.specials import Specials, apply_specials, classify_specials
-from spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import rules_for
+from tcspec.spec.catalog import DotInputs, build_dot, input_layout, inputs_from
+from tcspec.spec.convert import encode_float
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.exact import Operands, decode_operands
+from tcspec.spec.formats import FORMATS, FloatFormat, Term, decode_float
+from tcspec.spec.specials import Specials, apply_specials, classify_specials
+from tcspec.spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ref.api import evaluate, mma, mma_dot
-from ref.chaining import gemm
+from tcspec.ref.api import evaluate, mma, mma_dot
+from tcspec.ref.chaining import gemm
 
 __all__ = ["evaluate", "gemm", "mma", "mma_dot"]

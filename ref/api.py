@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ref.batch import NUMPY
-from ref.compiled import compiled_dot
-from ref.kernels import fast_kernel
-from ref.scalar import SCALAR
-from spec.catalog import build_dot, descriptor_of, input_layout, inputs_from
-from spec.descriptor import Descriptor, resolve
-from spec.sparse import LEGAL_SELECTORS, chunk_selectors, selector_is_legal
+from tcspec.ref.batch import NUMPY
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.kernels import fast_kernel
+from tcspec.spec.catalog import build_dot, descriptor_of, input_layout, inputs_from
+from tcspec.spec.descriptor import Descriptor, resolve
+from tcspec.spec.scalar import SCALAR
+from tcspec.spec.sparse import LEGAL_SELECTORS, chunk_selectors, selector_is_legal
 
 UNIT_SCALE = {"ue8m0": 0x7F, "ue4m3": 0x38}
 """Scale byte meaning 1.0, used when a block-scaled call gives no scale vector."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from spec.bitvec import BV, Bool, Ops
+from tcspec.spec.bitvec import BV, Bool, Ops
 
 NATIVE_WIDTH = 64
 

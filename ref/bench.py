@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from ref import kernels
-from ref.api import mma_dot, run_numpy, run_scalar
-from ref.compiled import compiled_dot
-from spec.catalog import input_layout, is_specified, lookup
-from spec.descriptor import Descriptor
-from spec.sparse import LEGAL_SELECTORS
+from tcspec.ref import kernels
+from tcspec.ref.api import mma_dot, run_numpy, run_scalar
+from tcspec.ref.compiled import compiled_dot
+from tcspec.spec.catalog import input_layout, is_specified, lookup
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.sparse import LEGAL_SELECTORS
 
 DEFAULT_DATAPATHS = ("dense-tf32", "dense-bf16", "dense-e4m3", "mixed-e2m1-e4m3-f16",
                      "i8-s8-s8-wrap", "dense-mx-e4m3", "dense-mxf4", "dense-nvfp4",
@@ -79,7 +79,7 @@ def _dot_call(desc: Descriptor, case: Sequence[int]) -> Callable[[], int]:
 def measure_kernel(desc: Descriptor) -> dict[str, Any]:
     """Kernel dots/s (best of :data:`KERNEL_REPEATS` runs), compile and cache-load seconds,
     and whether its words agree with NumPy's on the measured rows."""
-    from smt.formula import traced
+    from tcspec.smt.formula import traced
 
     out: dict[str, Any] = {"kernel": None, "compile_s": None, "load_s": None, "cached": None,
                            "kernel_agrees": None, "kernel_note": None}

@@ -28,13 +28,13 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ref.api import UNIT_SCALE, _check_metadata_batch, run_batch
-from ref.validate import Mismatch, Report
-from ref.vectorfiles import Record
-from spec.catalog import is_specified, lookup
-from spec.descriptor import Descriptor, resolve
-from spec.formats import FORMATS, FloatFormat, IntFormat
-from spec.sparse import LEGAL_SELECTORS
+from tcspec.ref.api import UNIT_SCALE, _check_metadata_batch, run_batch
+from tcspec.ref.validate import Mismatch, Report
+from tcspec.ref.vectorfiles import Record
+from tcspec.spec.catalog import is_specified, lookup
+from tcspec.spec.descriptor import Descriptor, resolve
+from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
+from tcspec.spec.sparse import LEGAL_SELECTORS
 
 CATEGORIES = ("raw", "finite", "edge")
 COLUMNS_FORMAT = "tcspec-columns"
@@ -503,7 +503,7 @@ def check_columns(path: str | Path, jobs: int = 1, keep: int = 10,
         return check_range(path, 0, info.cases, keep, progress)
     from concurrent.futures import ProcessPoolExecutor
 
-    from ref.kernels import fast_kernel
+    from tcspec.ref.kernels import fast_kernel
 
     fast_kernel(info.desc, info.cases)
     bounds = [info.cases * i // parts for i in range(parts + 1)]
@@ -527,7 +527,7 @@ def check_on_dask(paths: Sequence[str | Path], address: str, keep: int = 10,
         from distributed import Client, as_completed
     except ImportError:
         raise ValueError("--dask needs dask.distributed: pip install 'tcspec[dist]'") from None
-    from ref.validate import check_file
+    from tcspec.ref.validate import check_file
 
     try:
         client = Client(address, timeout=10)

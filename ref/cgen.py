@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from smt.trace import Node, walk
+from tcspec.smt.trace import Node, walk
 
 MAX_WIDTH = 64
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ref.api import _array, matrix_operands, mma
-from spec.descriptor import Descriptor, resolve
+from tcspec.ref.api import _array, matrix_operands, mma
+from tcspec.spec.descriptor import Descriptor, resolve
 
 
 def _order(k_order: Sequence[int] | None, steps: int) -> list[int]:

@@ -14,11 +14,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ref.compiled import compiled_model
-from ref.vectorfiles import BadLine, Record, read_vectors
-from spec.candidates import CANDIDATES, candidate_named
-from spec.catalog import is_specified
-from spec.descriptor import Descriptor
+from tcspec.ref.compiled import compiled_model
+from tcspec.ref.vectorfiles import BadLine, Record, read_vectors
+from tcspec.spec.candidates import CANDIDATES, candidate_named
+from tcspec.spec.catalog import is_specified
+from tcspec.spec.descriptor import Descriptor
 
 
 def family_of(desc: Descriptor) -> str:

@@ -91,7 +91,7 @@ class ProgressLine:
 
 
 def _list_candidates(as_json: bool) -> int:
-    from spec.candidates import candidate_table
+    from tcspec.spec.candidates import candidate_table
 
     rows = candidate_table()
     if as_json:
@@ -106,9 +106,9 @@ def _list_candidates(as_json: bool) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from proofs.runner import proof_counts
-    from ref.vectorfiles import vector_counts
-    from spec.catalog import CATALOG
+    from tcspec.proofs.runner import proof_counts
+    from tcspec.ref.vectorfiles import vector_counts
+    from tcspec.spec.catalog import CATALOG
 
     if args.candidates:
         return _list_candidates(args.json)
@@ -155,8 +155,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _descriptor_from_args(args: argparse.Namespace, sparse: bool) -> Any:
-    from spec.catalog import lookup
-    from spec.descriptor import resolve
+    from tcspec.spec.catalog import lookup
+    from tcspec.spec.descriptor import resolve
 
     fields = {k: getattr(args, k) for k in ("a_format", "b_format", "d_type", "scaling", "kind",
                                              "scale_vec") if getattr(args, k) is not None}
@@ -178,8 +178,8 @@ def _descriptor_from_args(args: argparse.Namespace, sparse: bool) -> Any:
 
 def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, Any]]:
     """The descriptor, the checked input words and the parsed fields of eval's input flags."""
-    from ref.api import prepare_dot
-    from spec.catalog import is_specified
+    from tcspec.ref.api import prepare_dot
+    from tcspec.spec.catalog import is_specified
 
     metadata: int | list[int] | None = None
     if args.metadata:
@@ -198,7 +198,7 @@ def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, 
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ref.compiled import compiled_dot
+    from tcspec.ref.compiled import compiled_dot
 
     desc, inputs, fields = _dot_from_args(args)
     a, b, c, scale_a, scale_b = (fields[k] for k in ("a", "b", "c", "scale_a", "scale_b"))
@@ -244,8 +244,8 @@ def _print_report(report: Any, what: str) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ref.validate import check_files, validate_frozen
-    from ref.vectorfiles import reference_files
+    from tcspec.ref.validate import check_files, validate_frozen
+    from tcspec.ref.vectorfiles import reference_files
 
     frozen = validate_frozen()
     total = frozen.total
@@ -286,8 +286,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ref.validate import check_file
-    from spec.candidates import candidate_named
+    from tcspec.ref.validate import check_file
+    from tcspec.spec.candidates import candidate_named
 
     candidate = candidate_named(args.model or "hardware")
     if args.dask:
@@ -296,7 +296,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for name in args.files:
         path = Path(name)
         if path.is_dir():
-            from ref.campaign import check_columns
+            from tcspec.ref.campaign import check_columns
 
             if args.model:
                 raise UsageError(f"--model applies to vector line files, not to the "
@@ -331,7 +331,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_on_dask(args: argparse.Namespace) -> int:
-    from ref.campaign import check_on_dask
+    from tcspec.ref.campaign import check_on_dask
 
     if args.model:
         raise UsageError("--model and --dask cannot be combined")
@@ -348,7 +348,7 @@ def _check_on_dask(args: argparse.Namespace) -> int:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
-    from ref.campaign import generate_file, parse_mix
+    from tcspec.ref.campaign import generate_file, parse_mix
 
     path = generate_file(args.datapath, args.cases, args.out, mix=parse_mix(args.mix),
                          seed=args.seed, file_format=args.format,
@@ -359,8 +359,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 
 def cmd_smtlib(args: argparse.Namespace) -> int:
-    from ref.export import select, smtlib_text, write_text
-    from smt.formula import traced
+    from tcspec.ref.export import select, smtlib_text, write_text
+    from tcspec.smt.formula import traced
 
     descs = select([args.datapath])
     text = smtlib_text(descs, "script")
@@ -373,7 +373,7 @@ def cmd_smtlib(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ref.export import select, smtlib_text, write_c, write_text
+    from tcspec.ref.export import select, smtlib_text, write_c, write_text
 
     started = time.monotonic()
     descs = select(args.datapath, args.all)
@@ -396,7 +396,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ref.bench import run_benchmarks
+    from tcspec.ref.bench import run_benchmarks
 
     if args.rows < 1:
         raise UsageError(f"--rows must be at least 1, got {args.rows}")
@@ -405,8 +405,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
-    from ref.conformance import run_conformance
-    from spec.catalog import CATALOG, lookup
+    from tcspec.ref.conformance import run_conformance
+    from tcspec.spec.catalog import CATALOG, lookup
 
     names = [lookup(n).name for n in args.datapath] if args.datapath else list(CATALOG)
     if args.cases < 0:
@@ -417,8 +417,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ref.explain import compare, explain, vector_line
-    from ref.svg import alignment_svg
+    from tcspec.ref.explain import compare, explain, vector_line
+    from tcspec.ref.svg import alignment_svg
 
     if args.line:
         if args.a or args.b or args.datapath or args.a_format:
@@ -443,8 +443,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from proofs.core import AUTO, Settings
-    from proofs.runner import (
+    from tcspec.proofs.core import AUTO, Settings
+    from tcspec.proofs.runner import (
         REPORT_JSON,
         REPORT_MD,
         describe_row,
@@ -453,7 +453,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         summary_counts,
         write_report,
     )
-    from smt.solve import SOLVERS
+    from tcspec.smt.solve import SOLVERS
 
     if args.timeout <= 0 or args.second_timeout <= 0:
         raise UsageError("--timeout and --second-timeout must be positive seconds")
@@ -500,7 +500,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:
-    from proofs.probe import Constraints, fixed_inputs
+    from tcspec.proofs.probe import Constraints, fixed_inputs
 
     exp_range = None
     if args.exp_range:
@@ -551,10 +551,10 @@ def _write_probe_records(args: argparse.Namespace, render: Any, count: int) -> N
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from proofs.probe import find_probes, probe_record, render_probes
-    from proofs.sensitivity import sensitivity_table
-    from proofs.separate import separating_suite
-    from spec.catalog import lookup
+    from tcspec.proofs.probe import find_probes, probe_record, render_probes
+    from tcspec.proofs.sensitivity import sensitivity_table
+    from tcspec.proofs.separate import separating_suite
+    from tcspec.spec.catalog import lookup
 
     desc = lookup(args.datapath).descriptor
     modes = sum(bool(x) for x in (args.vs, args.separate, args.sensitivity))
@@ -595,7 +595,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    from ref.classify import classification_text, classify_file
+    from tcspec.ref.classify import classification_text, classify_file
 
     names = [n for n in (args.candidates or "").split(",") if n.strip()]
     try:
@@ -609,7 +609,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_tour(args: argparse.Namespace) -> int:
-    from ref.tour import tour
+    from tcspec.ref.tour import tour
 
     tour()
     return 0

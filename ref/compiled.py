@@ -12,10 +12,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
-from smt.formula import TracedFormula, traced, traced_model
-from smt.trace import Node, walk
-from spec.candidates import HARDWARE
-from spec.descriptor import Descriptor
+from tcspec.smt.formula import TracedFormula, traced, traced_model
+from tcspec.smt.trace import Node, walk
+from tcspec.spec.candidates import HARDWARE
+from tcspec.spec.descriptor import Descriptor
 
 
 def _expr(node: Node, ref: Callable[[Node], str]) -> str:

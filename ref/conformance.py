@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ref.api import run_numpy, run_scalar
-from ref.compiled import compiled_dot
-from ref.kernels import compiler, kernel_for
-from smt.formula import reparsed_z3, z3_formula
-from spec.descriptor import Descriptor
+from tcspec.ref.api import run_numpy, run_scalar
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.kernels import compiler, kernel_for
+from tcspec.smt.formula import reparsed_z3, z3_formula
+from tcspec.spec.descriptor import Descriptor
 
 Cases = Sequence[Sequence[int]]
 
@@ -102,7 +102,7 @@ def compare(desc: Descriptor, cases: Cases,
 
 def random_cases(desc: Descriptor, count: int, seed: int) -> list[list[int]]:
     """``count`` random raw input word lists (legal metadata), reproducible from ``seed``."""
-    from ref.bench import random_columns
+    from tcspec.ref.bench import random_columns
 
     columns = random_columns(desc, count, seed)
     return [[int(col[i]) for col in columns] for i in range(count)]
@@ -110,7 +110,7 @@ def random_cases(desc: Descriptor, count: int, seed: int) -> list[list[int]]:
 
 def reference_cases(desc: Descriptor) -> tuple[list[list[int]], list[int]]:
     """The vendored reference vectors of ``desc`` (empty when it has no file)."""
-    from ref.vectorfiles import REFERENCE_DIR, Record, read_vectors
+    from tcspec.ref.vectorfiles import REFERENCE_DIR, Record, read_vectors
 
     path = REFERENCE_DIR / f"{desc.name}.jsonl.gz"
     if not path.exists():
@@ -125,7 +125,7 @@ def run_conformance(names: Sequence[str], count: int, seed: int, reference: bool
 
     Returns whether every lowering agreed everywhere (and matched the vectors).
     """
-    from spec.catalog import lookup
+    from tcspec.spec.catalog import lookup
 
     emit(f"{'datapath':28} {'random':>6} {'vectors':>7}  {'verdict':10} seconds per lowering "
          f"({', '.join(LOWERINGS)})")

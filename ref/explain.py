@@ -17,14 +17,14 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from ref.cli import describe_word, hex_word
-from ref.scalar import SCALAR, ScalarOps
-from spec.bitvec import BV, Bool
-from spec.candidates import HARDWARE, build_model, get_candidate
-from spec.catalog import input_layout, inputs_from
-from spec.descriptor import Descriptor
-from spec.formats import FORMATS, Decoded, IntFormat, Term, decode_int
-from spec.sparse import select_active
+from tcspec.ref.cli import describe_word, hex_word
+from tcspec.spec.bitvec import BV, Bool
+from tcspec.spec.candidates import HARDWARE, build_model, get_candidate
+from tcspec.spec.catalog import input_layout, inputs_from
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import FORMATS, Decoded, IntFormat, Term, decode_int
+from tcspec.spec.scalar import SCALAR, ScalarOps
+from tcspec.spec.sparse import select_active
 
 
 class RecordingOps(ScalarOps):
@@ -745,7 +745,7 @@ def _sentence(left: Explanation, right: Explanation, first: str | None,
 
 def vector_line(spec: str) -> tuple[Descriptor, list[int]]:
     """The descriptor and input words of line ``N`` of a vector file, from ``FILE:N``."""
-    from ref.vectorfiles import BadLine, read_vectors
+    from tcspec.ref.vectorfiles import BadLine, read_vectors
 
     path, _, number = spec.rpartition(":")
     if not path or not number.strip().isdigit() or int(number) < 1:

@@ -12,12 +12,12 @@ import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
-from ref.cgen import C_HD_MACRO, C_HELPERS, c_function
-from smt.formula import SMTLIB_FORMS, smtlib_library, traced
-from smt.trace import Node
-from spec.catalog import CATALOG, input_layout, is_specified, lookup
-from spec.descriptor import Descriptor
-from spec.provenance import header_lines, semantics_sha256, tcspec_version
+from tcspec.ref.cgen import C_HD_MACRO, C_HELPERS, c_function
+from tcspec.smt.formula import SMTLIB_FORMS, smtlib_library, traced
+from tcspec.smt.trace import Node
+from tcspec.spec.catalog import CATALOG, input_layout, is_specified, lookup
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.provenance import header_lines, semantics_sha256, tcspec_version
 
 LANGUAGES = ("smtlib", "c")
 C_HEADER = "tcspec_tcgen05.h"

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ref import cgen
-from smt.trace import Node, walk
-from spec.descriptor import Descriptor
+from tcspec.ref import cgen
+from tcspec.smt.trace import Node, walk
+from tcspec.spec.descriptor import Descriptor
 
 GENERATOR_VERSION = "tcspec-kernels-4"
 BLOCK = 32
@@ -372,7 +372,7 @@ _SEEN: dict[Descriptor, int] = {}
 
 @functools.cache
 def _source(desc: Descriptor, block: int, segment: int, remat: int) -> tuple[str, int]:
-    from smt.formula import traced
+    from tcspec.smt.formula import traced
 
     formula = traced(desc)
     text = kernel_source(formula.inputs, formula.output, "tcspec_kernel", block, segment, remat)

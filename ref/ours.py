@@ -15,11 +15,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from ref.api import mma_dot
-from ref.vectorfiles import VECTOR_DIR, vector_counts
-from spec.catalog import CATALOG
-from spec.descriptor import Descriptor
-from spec.formats import FORMATS, FloatFormat
+from tcspec.ref.api import mma_dot
+from tcspec.ref.vectorfiles import VECTOR_DIR, vector_counts
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import FORMATS, FloatFormat
 
 OURS_DIR = VECTOR_DIR / "ours"
 SOURCE = "tcspec specification"

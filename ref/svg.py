@@ -13,7 +13,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from xml.sax.saxutils import escape, quoteattr
 
-from ref.explain import Alignment, hexfloat
+from tcspec.ref.explain import Alignment, hexfloat
 
 CELL_W = 14
 CELL_H = 18

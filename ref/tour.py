@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ref.api import mma_dot
-from ref.cli import describe_word, hex_word
-from ref.oracle import exact_model
+from tcspec.ref.api import mma_dot
+from tcspec.ref.cli import describe_word, hex_word
+from tcspec.ref.oracle import exact_model
 
 ONE = 0x3F800000
 TWO_POW_M13 = 0x39000000  # 2^-13, exact in TF32

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ref.api import run_batch
-from ref.compiled import compiled_model
-from ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors
-from spec.candidates import HARDWARE, candidate_named
-from spec.catalog import input_layout, is_specified
-from spec.descriptor import Descriptor
+from tcspec.ref.api import run_batch
+from tcspec.ref.compiled import compiled_model
+from tcspec.ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors
+from tcspec.spec.candidates import HARDWARE, candidate_named
+from tcspec.spec.catalog import input_layout, is_specified
+from tcspec.spec.descriptor import Descriptor
 
 BATCH_ROWS = 4096
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ref.api import prepare_dot, resolve_fields
-from spec.catalog import CATALOG
-from spec.descriptor import Descriptor
+from tcspec.ref.api import prepare_dot, resolve_fields
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.descriptor import Descriptor
 
 VECTOR_DIR = Path(__file__).resolve().parent / "vectors"
 FROZEN_FILE = VECTOR_DIR / "b200_frozen.jsonl"

@@ -15,14 +15,14 @@ from typing import Any
 
 import z3
 
-from smt.smtlib import comments, define_fun, script
-from smt.trace import Node, TraceOps
-from smt.z3_backend import Z3Ops, concrete_value
-from spec.bitvec import BV, Bool
-from spec.candidates import HARDWARE, build_model, get_candidate
-from spec.catalog import build_dot, input_layout, inputs_from, metadata_legal
-from spec.descriptor import Descriptor
-from spec.provenance import header_lines, semantics_sha256, tcspec_version
+from tcspec.smt.smtlib import comments, define_fun, script
+from tcspec.smt.trace import Node, TraceOps
+from tcspec.smt.z3_backend import Z3Ops, concrete_value
+from tcspec.spec.bitvec import BV, Bool
+from tcspec.spec.candidates import HARDWARE, build_model, get_candidate
+from tcspec.spec.catalog import build_dot, descriptor_of, input_layout, inputs_from, metadata_legal
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.provenance import header_lines, semantics_sha256, tcspec_version
 
 OUTPUT_NAME = "d"
 LEGALITY_NAME = "metadata_legal"
@@ -172,3 +172,29 @@ def reparsed_z3(desc: Descriptor) -> Z3Formula:
         legal = equations[1].arg(1)
     inputs = tuple(z3.BitVec(node.params[0], node.width) for node in formula.inputs)
     return Z3Formula(desc, inputs, equations[0].arg(1), legal)
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A datapath as solver terms: Z3 terms (inputs in layout order, output, sparse legality)
+    and the SMT-LIB2 text of the same traced specification (script and library forms)."""
+
+    descriptor: Descriptor
+    z3: Z3Formula
+    traced: TracedFormula
+
+    @property
+    def smtlib(self) -> str:
+        """A self-contained script: the inputs declared, the result word defined as ``d``."""
+        return self.traced.smtlib("script")
+
+    @property
+    def smtlib_function(self) -> str:
+        """One ``define-fun tcgen05.<name>`` taking the input words in layout order."""
+        return smtlib_library([self.descriptor])
+
+
+def formula(datapath: str | dict[str, object] | Descriptor) -> Formula:
+    """The solver formula of ``datapath`` (a catalog name, descriptor fields or a descriptor)."""
+    desc = descriptor_of(datapath)
+    return Formula(desc, z3_formula(desc), traced(desc))

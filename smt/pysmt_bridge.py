@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from smt.trace import Node, walk
+from tcspec.smt.trace import Node, walk
 
 
 def to_pysmt(roots: Sequence[Node], env: Any = None) -> list[Any]:

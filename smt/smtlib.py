@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from smt.trace import Node, walk
+from tcspec.smt.trace import Node, walk
 
 _OPERATORS = {
     "not": "bvnot", "and": "bvand", "or": "bvor", "xor": "bvxor",

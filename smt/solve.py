@@ -8,7 +8,7 @@ query the solver did not decide is ``unknown`` with its time, never a
 verdict (DESIGN.md, "Solvers"). ``sat`` comes with the values of every
 declared variable, as ints.
 
-Run as ``python -m smt.solve SOLVER TIMEOUT`` it is that child: it reads the
+Run as ``python3 -m tcspec.smt.solve SOLVER TIMEOUT`` it is that child: it reads the
 script on standard input and prints one JSON object.
 """
 
@@ -21,8 +21,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from smt.smtlib import sort_of, to_smtlib_term
-from smt.trace import Node, walk
+from tcspec.smt.smtlib import sort_of, to_smtlib_term
+from tcspec.smt.trace import Node, walk
 
 SOLVERS = ("bitwuzla", "z3", "cvc5")
 DEFAULT_SOLVER = "bitwuzla"
@@ -92,7 +92,7 @@ def run_script(text: str, *, solver: str = DEFAULT_SOLVER,
         raise ValueError(f"timeout must be positive, got {timeout}")
     started = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "smt.solve", solver, repr(timeout)],
+        done = subprocess.run([sys.executable, "-m", "tcspec.smt.solve", solver, repr(timeout)],
                               input=text, capture_output=True, text=True,
                               timeout=timeout + KILL_GRACE)
     except subprocess.TimeoutExpired:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from spec.bitvec import BV, Bool, Ops
-from spec.scalar import ScalarOps
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.scalar import ScalarOps
 
 _FOLD = ScalarOps()
 

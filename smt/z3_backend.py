@@ -6,7 +6,7 @@ from typing import Any
 
 import z3
 
-from spec.bitvec import BV, Bool, Ops
+from tcspec.spec.bitvec import BV, Bool, Ops
 
 
 class Z3Ops(Ops):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.bitvec import BV, Bool, Ops
-from spec.convert import shift_round_nearest_even
-from spec.formats import EXP_WIDTH, MIN_EXP, Term
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.convert import shift_round_nearest_even
+from tcspec.spec.formats import EXP_WIDTH, MIN_EXP, Term
 
 ALIGN_ROUNDINGS = ("rz", "rne")
 """Alignment: truncation toward zero (the hardware rule) or round-to-nearest-even

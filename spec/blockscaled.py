@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.accumulate import (
+from tcspec.spec.accumulate import (
     align_to_quantum,
     align_to_window,
     exact_product,
@@ -24,9 +24,9 @@ from spec.accumulate import (
     masked_max,
     max_raw,
 )
-from spec.bitvec import BV, Bool, Ops
-from spec.convert import encode_float
-from spec.formats import (
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.convert import encode_float
+from tcspec.spec.formats import (
     EXP_WIDTH,
     FORMATS,
     FloatFormat,
@@ -34,7 +34,7 @@ from spec.formats import (
     check_exponent_headroom,
     decode_float,
 )
-from spec.specials import apply_specials, classify_specials
+from tcspec.spec.specials import apply_specials, classify_specials
 
 F32 = FORMATS["f32"]
 

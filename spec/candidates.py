@@ -18,15 +18,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from spec.bitvec import BV, Ops
-from spec.blockscaled import NVFP4_RULES, BlockRules, block_scaled_dot
-from spec.catalog import DotInputs, build_dot, compact_sparse
-from spec.descriptor import Descriptor
-from spec.exact import exact_dot
-from spec.formats import FORMATS, FloatFormat
-from spec.mmasim import mma_sim_dot
-from spec.twostage import two_stage_dot
-from spec.window import WINDOW_BITS, default_clamp, window_dot
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.blockscaled import NVFP4_RULES, BlockRules, block_scaled_dot
+from tcspec.spec.catalog import DotInputs, build_dot, compact_sparse
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.exact import exact_dot
+from tcspec.spec.formats import FORMATS, FloatFormat
+from tcspec.spec.mmasim import mma_sim_dot
+from tcspec.spec.twostage import two_stage_dot
+from tcspec.spec.window import WINDOW_BITS, default_clamp, window_dot
 
 DenseModel = Callable[[Ops, Descriptor, DotInputs], BV]
 """A model of a dense datapath: ``(ops, dense descriptor, inputs) -> result word``."""
@@ -172,7 +172,7 @@ def candidate_names(desc: Descriptor | None = None) -> list[str]:
 def candidate_table() -> list[dict[str, object]]:
     """Every candidate with where it applies: name, applies_to, summary and the catalog
     datapaths it applies to (section 7's table)."""
-    from spec.catalog import CATALOG
+    from tcspec.spec.catalog import CATALOG
 
     return [{"name": c.name, "applies_to": c.applies_to, "summary": c.summary,
              "datapaths": [n for n, d in CATALOG.items() if c.applies(d.descriptor)]}

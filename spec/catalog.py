@@ -11,13 +11,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import block_scaled_dot, rules_for
-from spec.descriptor import F8F6F4, Descriptor, resolve
-from spec.formats import FORMATS, FloatFormat, IntFormat
-from spec.integer import integer_dot
-from spec.sparse import chunk_selectors, metadata_legality, select_active
-from spec.window import dense_window_dot
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import block_scaled_dot, rules_for
+from tcspec.spec.descriptor import F8F6F4, Descriptor, resolve
+from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
+from tcspec.spec.integer import integer_dot
+from tcspec.spec.sparse import chunk_selectors, metadata_legality, select_active
+from tcspec.spec.window import dense_window_dot
 
 HARDWARE_VALIDATED = (
     [f"dense-{f}" for f in ("tf32", "bf16", "f16", *F8F6F4)]

@@ -10,9 +10,9 @@ pattern. A zero after conversion is ``+0``.
 
 from __future__ import annotations
 
-from spec.bitvec import BV, Ops
-from spec.formats import EXP_WIDTH, FloatFormat
-from spec.specials import infinity
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.formats import EXP_WIDTH, FloatFormat
+from tcspec.spec.specials import infinity
 
 ROUNDINGS = ("rz", "rne")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from spec.formats import ALIASES, FORMATS, IntFormat
+from tcspec.spec.formats import ALIASES, FORMATS, IntFormat
 
 F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 D_TYPES = ("f32", "f16", "s32")

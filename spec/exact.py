@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.accumulate import exact_product
-from spec.bitvec import BV, Ops
-from spec.convert import encode_float
-from spec.formats import EXP_WIDTH, Decoded, FloatFormat, Term, decode_float
-from spec.specials import Specials, apply_specials, classify_specials
+from tcspec.spec.accumulate import exact_product
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.convert import encode_float
+from tcspec.spec.formats import EXP_WIDTH, Decoded, FloatFormat, Term, decode_float
+from tcspec.spec.specials import Specials, apply_specials, classify_specials
 
 
 @dataclass(frozen=True)

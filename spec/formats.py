@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.bitvec import BV, Bool, Ops
+from tcspec.spec.bitvec import BV, Bool, Ops
 
 EXP_WIDTH = 12
 """Width of every signed exponent quantity in a datapath (raw exponents,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.bitvec import BV, Ops
-from spec.formats import IntFormat, decode_int
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.formats import IntFormat, decode_int
 
 S32_MIN = -(1 << 31)
 S32_MAX = (1 << 31) - 1

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.accumulate import align_to_quantum, align_to_window, exact_product, exact_sum
-from spec.bitvec import BV, Ops
-from spec.blockscaled import exact_group_sum
-from spec.catalog import DotInputs
-from spec.convert import encode_float
-from spec.descriptor import Descriptor
-from spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
-from spec.specials import apply_specials, classify_specials
-from spec.window import DESTINATIONS, WINDOW_BITS
+from tcspec.spec.accumulate import align_to_quantum, align_to_window, exact_product, exact_sum
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.blockscaled import exact_group_sum
+from tcspec.spec.catalog import DotInputs
+from tcspec.spec.convert import encode_float
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.specials import apply_specials, classify_specials
+from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 ZERO_EXPONENT = -126
 """MMA-Sim's exponent of a zero factor, zero scale or zero C, whatever the format."""

@@ -16,8 +16,8 @@ import itertools
 import json
 from pathlib import Path
 
-from spec.catalog import input_layout
-from spec.descriptor import Descriptor
+from tcspec.spec.catalog import input_layout
+from tcspec.spec.descriptor import Descriptor
 
 SEMANTICS_FILE = Path(__file__).with_name("SEMANTICS.md")
 """``docs/SEMANTICS.md``: a link in the repository, a copy in an installed package."""

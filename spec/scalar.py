@@ -7,7 +7,7 @@ other backend against them.
 
 from __future__ import annotations
 
-from spec.bitvec import BV, Bool, Ops, bit_length_of
+from tcspec.spec.bitvec import BV, Bool, Ops, bit_length_of
 
 
 def _mask(width: int) -> int:

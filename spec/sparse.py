@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.bitvec import BV, Bool, Ops
+from tcspec.spec.bitvec import BV, Bool, Ops
 
 SELECTORS_PER_WORD = 8
 

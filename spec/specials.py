@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spec.bitvec import BV, Bool, Ops
-from spec.formats import Decoded, FloatFormat
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.formats import Decoded, FloatFormat
 
 
 @dataclass(frozen=True)

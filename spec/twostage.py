@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.accumulate import (
+from tcspec.spec.accumulate import (
     align_to_quantum,
     align_to_window,
     exact_product,
@@ -22,12 +22,12 @@ from spec.accumulate import (
     masked_max,
     window_exponent,
 )
-from spec.bitvec import BV, Ops
-from spec.convert import encode_float
-from spec.exact import decode_operands
-from spec.formats import EXP_WIDTH, FloatFormat, check_exponent_headroom
-from spec.specials import apply_specials
-from spec.window import DESTINATIONS, WINDOW_BITS
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.convert import encode_float
+from tcspec.spec.exact import decode_operands
+from tcspec.spec.formats import EXP_WIDTH, FloatFormat, check_exponent_headroom
+from tcspec.spec.specials import apply_specials
+from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 
 def two_stage_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
-from spec.bitvec import BV, Ops
-from spec.convert import encode_float
-from spec.formats import FORMATS, FloatFormat, check_exponent_headroom, decode_float
-from spec.specials import apply_specials, classify_specials
+from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
+from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.convert import encode_float
+from tcspec.spec.formats import FORMATS, FloatFormat, check_exponent_headroom, decode_float
+from tcspec.spec.specials import apply_specials, classify_specials
 
 WINDOW_BITS = 25
 """Fraction bits of the shared window below the largest raw exponent (section 2.4)."""

@@ -7,8 +7,8 @@ adds it to every comparison.
 
 from __future__ import annotations
 
-from ref import conformance
-from spec.catalog import CATALOG, is_specified
+from tcspec.ref import conformance
+from tcspec.spec.catalog import CATALOG, is_specified
 
 SPECIFIED = [name for name, entry in CATALOG.items() if is_specified(entry.descriptor)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ref import evaluate, mma, mma_dot
+from tcspec.ref import evaluate, mma, mma_dot
 
 ONE, TWO = 0x3F800000, 0x40000000
 

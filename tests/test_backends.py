@@ -16,12 +16,12 @@ import z3
 from pysmt.environment import Environment
 from pysmt.typing import BVType
 
-from ref.batch import NUMPY
-from ref.scalar import SCALAR
-from smt.pysmt_bridge import to_pysmt
-from smt.smtlib import script
-from smt.trace import TraceOps, evaluate
-from smt.z3_backend import Z3Ops, concrete_value
+from tcspec.ref.batch import NUMPY
+from tcspec.smt.pysmt_bridge import to_pysmt
+from tcspec.smt.smtlib import script
+from tcspec.smt.trace import TraceOps, evaluate
+from tcspec.smt.z3_backend import Z3Ops, concrete_value
+from tcspec.spec.scalar import SCALAR
 
 WIDTHS = (1, 2, 7, 8, 32, 63, 64, 65, 100)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ref.batch import NUMPY
-from ref.scalar import SCALAR, ScalarOps
-from smt.trace import TraceOps
-from smt.z3_backend import Z3Ops
-from spec.bitvec import SymbolicBranchError, WidthError
+from tcspec.ref.batch import NUMPY
+from tcspec.smt.trace import TraceOps
+from tcspec.smt.z3_backend import Z3Ops
+from tcspec.spec.bitvec import SymbolicBranchError, WidthError
+from tcspec.spec.scalar import SCALAR, ScalarOps
 
 BACKENDS = [SCALAR, NUMPY, Z3Ops(), TraceOps()]
 

@@ -12,13 +12,13 @@ import dataclasses
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ref import mma_dot, oracle
-from ref.compiled import compiled_dot
-from ref.scalar import SCALAR
-from ref.vectorfiles import REFERENCE_DIR, frozen_record, read_vectors
-from smt.formula import traced
-from smt.trace import walk
-from spec.blockscaled import (
+from tcspec.ref import mma_dot, oracle
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.strategies import dot_words
+from tcspec.ref.vectorfiles import REFERENCE_DIR, frozen_record, read_vectors
+from tcspec.smt.formula import traced
+from tcspec.smt.trace import walk
+from tcspec.spec.blockscaled import (
     MXF4_RULES,
     MXF8F6F4_RULES,
     NVFP4_RULES,
@@ -26,9 +26,9 @@ from spec.blockscaled import (
     block_scaled_dot,
     rules_for,
 )
-from spec.catalog import CATALOG, input_layout, is_specified
-from spec.formats import FORMATS
-from tests.strategies import dot_words
+from tcspec.spec.catalog import CATALOG, input_layout, is_specified
+from tcspec.spec.formats import FORMATS
+from tcspec.spec.scalar import SCALAR
 
 BLOCK_DATAPATHS = [n for n, e in CATALOG.items()
                    if e.descriptor.family == "block" and not e.descriptor.sparse]

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from ref import campaign
-from ref.cli import main
-from spec.catalog import CATALOG
-from spec.formats import FORMATS
+from tcspec.ref import campaign
+from tcspec.ref.cli import main
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.formats import FORMATS
 
 
 def run(capsys, *argv):

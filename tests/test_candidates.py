@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ref import oracle
-from ref.batch import NUMPY
-from ref.compiled import compiled_dot, compiled_model
-from ref.scalar import SCALAR
-from ref.validate import check_file
-from ref.vectorfiles import FROZEN_FILE, read_vectors
-from smt.formula import traced
-from spec.candidates import (
+from tcspec.ref import oracle
+from tcspec.ref.batch import NUMPY
+from tcspec.ref.compiled import compiled_dot, compiled_model
+from tcspec.ref.strategies import dot_words
+from tcspec.ref.validate import check_file
+from tcspec.ref.vectorfiles import FROZEN_FILE, read_vectors
+from tcspec.smt.formula import traced
+from tcspec.spec.candidates import (
     CANDIDATES,
     HARDWARE,
     build_model,
@@ -30,10 +30,10 @@ from spec.candidates import (
     candidate_table,
     get_candidate,
 )
-from spec.catalog import input_layout, inputs_from, lookup
-from spec.exact import exact_fixed_point
-from spec.formats import FORMATS
-from tests.strategies import dot_words
+from tcspec.spec.catalog import input_layout, inputs_from, lookup
+from tcspec.spec.exact import exact_fixed_point
+from tcspec.spec.formats import FORMATS
+from tcspec.spec.scalar import SCALAR
 
 MMA_SIM_FILE = FROZEN_FILE.parent / "candidates" / "mma-sim.jsonl"
 CLAMPED = ("tf32", "bf16")

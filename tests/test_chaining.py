@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ref import gemm, mma, mma_dot
-from ref.oracle import exact_model
+from tcspec.ref import gemm, mma, mma_dot
+from tcspec.ref.oracle import exact_model
 
 ONE = 0x3F800000
 TWO_30, MINUS_TWO_30 = 0x4E800000, 0xCE800000

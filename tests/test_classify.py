@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ref.classify import classification_text, classify_file, family_of
-from ref.cli import main
-from ref.vectorfiles import FROZEN_FILE
-from spec.catalog import lookup
+from tcspec.ref.classify import classification_text, classify_file, family_of
+from tcspec.ref.cli import main
+from tcspec.ref.vectorfiles import FROZEN_FILE
+from tcspec.spec.catalog import lookup
 
 RULED_OUT = ("exact-rne", "exact-rz", "window-23", "window-24", "window-26", "window-27",
              "nvfp4-per-product")
@@ -51,8 +51,8 @@ def test_family_groups_dense_and_sparse_siblings():
 def test_observed_words_of_another_model_flip_the_verdict(tmp_path):
     lines = [json.loads(t) for t in FROZEN_FILE.read_text().splitlines()]
     tf32 = [line for line in lines if line["datapath"] == "dense-tf32"][:3]
-    from ref.compiled import compiled_model
-    from ref.vectorfiles import parse_record
+    from tcspec.ref.compiled import compiled_model
+    from tcspec.ref.vectorfiles import parse_record
 
     for number, line in enumerate(tf32, 1):
         record = parse_record(line, number)

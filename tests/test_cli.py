@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from ref.cli import main
-from ref.vectorfiles import REFERENCE_DIR
+from tcspec.ref.cli import main
+from tcspec.ref.vectorfiles import REFERENCE_DIR
 
 ONE = "0x3f800000"
 EIGHT_ONES = ",".join([ONE] * 8)
@@ -139,7 +139,7 @@ def test_tour_and_bench_run(capsys):
 
 
 def test_module_entry_point_exits_with_status():
-    proc = subprocess.run([sys.executable, "-m", "ref.cli", "eval", "--datapath", "tf32",
+    proc = subprocess.run([sys.executable, "-m", "tcspec.ref.cli", "eval", "--datapath", "tf32",
                            "--a", "nothex", "--b", EIGHT_ONES], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.startswith("tcspec: error: --a[0]: 'nothex' is not a hex word")
@@ -170,7 +170,7 @@ def test_check_empty_and_corrupt_files_exit_2(capsys, tmp_path):
 def test_conform_runs_every_lowering_and_reports_disagreement(capsys, monkeypatch):
     code, out, _ = run(capsys, "conform", "--datapath", "tf32", "--cases", "3")
     assert code == 0 and "dense-tf32" in out and "agree" in out
-    import ref.conformance as conformance
+    import tcspec.ref.conformance as conformance
 
     broken = dict(conformance.LOWERINGS)
     broken["numpy"] = lambda desc, cases: [w ^ 1 for w in conformance.numpy_batch(desc, cases)]

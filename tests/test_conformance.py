@@ -15,11 +15,11 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ref.api import prepare_dot
-from ref.vectorfiles import REFERENCE_DIR
-from spec.catalog import CATALOG
+from tcspec.ref.api import prepare_dot
+from tcspec.ref.strategies import CATEGORIES, dot_words
+from tcspec.ref.vectorfiles import REFERENCE_DIR
+from tcspec.spec.catalog import CATALOG
 from tests.lowerings import LOWERINGS, SPECIFIED, compare
-from tests.strategies import CATEGORIES, dot_words
 
 SAMPLE_EXAMPLES = 4
 FULL_EXAMPLES = 40

@@ -7,10 +7,10 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ref import oracle
-from ref.scalar import SCALAR
-from spec.convert import encode_float, shift_round_nearest_even
-from spec.formats import EXP_WIDTH, FORMATS
+from tcspec.ref import oracle
+from tcspec.spec.convert import encode_float, shift_round_nearest_even
+from tcspec.spec.formats import EXP_WIDTH, FORMATS
+from tcspec.spec.scalar import SCALAR
 
 UNITS_WIDTH = 48
 

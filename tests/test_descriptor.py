@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spec.catalog import CATALOG, HARDWARE_VALIDATED, descriptor_of, lookup
-from spec.descriptor import resolve
+from tcspec.spec.catalog import CATALOG, HARDWARE_VALIDATED, descriptor_of, lookup
+from tcspec.spec.descriptor import resolve
 
 
 def test_defaults_are_spelled_out():

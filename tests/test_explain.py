@@ -10,13 +10,13 @@ from fractions import Fraction
 
 import pytest
 
-from ref.api import UNIT_SCALE, prepare_dot
-from ref.cli import main
-from ref.compiled import compiled_dot
-from ref.explain import Explanation, compare, explain, hexfloat
-from ref.svg import alignment_svg
-from ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, parse_record
-from spec.catalog import CATALOG, lookup
+from tcspec.ref.api import UNIT_SCALE, prepare_dot
+from tcspec.ref.cli import main
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.explain import Explanation, compare, explain, hexfloat
+from tcspec.ref.svg import alignment_svg
+from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, parse_record
+from tcspec.spec.catalog import CATALOG, lookup
 
 SVG = "{http://www.w3.org/2000/svg}"
 TINY = "0x39000000"  # 2^-13: a product of two is 2^-26
@@ -190,8 +190,8 @@ def test_block_rules_candidate_differs_at_the_group_sums():
 @pytest.mark.parametrize("name", ["dense-tf32", "dense-nvfp4", "dense-mxf4", "sparse-e4m3"])
 def test_stage_hooks_build_nothing(name):
     """Recording every stage on the tracer leaves the DAG as it is (same nodes, same output)."""
-    from smt.formula import _symbolic_dot, traced
-    from smt.trace import TraceOps
+    from tcspec.smt.formula import _symbolic_dot, traced
+    from tcspec.smt.trace import TraceOps
 
     class RecordingTrace(TraceOps):
         def observe(self, stage, **values):

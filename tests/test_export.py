@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from ref.export import C_HEADER, C_SOURCE, c_name, select, smtlib_text, write_c
-from ref.ours import OURS_DIR, unvectored
-from ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, Record, read_vectors
-from smt.formula import traced
-from smt.smtlib import literal
-from smt.solve import SOLVERS, run_script
-from spec.catalog import CATALOG, input_layout
-from spec.provenance import semantics_sha256
+from tcspec.ref.export import C_HEADER, C_SOURCE, c_name, select, smtlib_text, write_c
+from tcspec.ref.ours import OURS_DIR, unvectored
+from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, Record, read_vectors
+from tcspec.smt.formula import traced
+from tcspec.smt.smtlib import literal
+from tcspec.smt.solve import SOLVERS, run_script
+from tcspec.spec.catalog import CATALOG, input_layout
+from tcspec.spec.provenance import semantics_sha256
 
 HANDFUL = ["dense-tf32", "sparse-nvfp4", "mixed-e2m1-e4m3-f16", "i8-s8-u8-saturate",
            "dense-mx-e4m3-e5m2"]
@@ -188,7 +188,7 @@ def test_c_reference_compiles_for_the_device(tmp_path):
 
 
 def test_export_command(capsys, tmp_path):
-    from ref.cli import main
+    from tcspec.ref.cli import main
 
     target = tmp_path / "tcgen05.smt2"
     assert main(["export", "--lang", "smtlib", "--datapath", "tf32", "--datapath", "i8-s8-s8-wrap",

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ref import oracle
-from ref.scalar import SCALAR
-from spec.formats import FORMATS, FloatFormat, decode_float, decode_int, format_named
+from tcspec.ref import oracle
+from tcspec.spec.formats import FORMATS, FloatFormat, decode_float, decode_int, format_named
+from tcspec.spec.scalar import SCALAR
 
 ORACLE_FORMATS = ("tf32", "bf16", "f16", "f32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ref import api, kernels
-from ref.compiled import compiled_dot
-from ref.conformance import random_cases, reference_cases
-from smt.trace import TraceOps, evaluate, walk
-from spec.catalog import CATALOG
+from tcspec.ref import api, kernels
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.conformance import random_cases, reference_cases
+from tcspec.ref.strategies import dot_words
+from tcspec.smt.trace import TraceOps, evaluate, walk
+from tcspec.spec.catalog import CATALOG
 from tests.lowerings import SPECIFIED
-from tests.strategies import dot_words
 from tests.test_backends import ALL, BINARY, SHIFTS, UNARY, _cases
 
 pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compiler")
@@ -234,7 +234,7 @@ def test_mma_dot_switches_to_the_kernel_and_keeps_its_checks(monkeypatch):
 
 
 def test_bench_json_reports_every_lowering(capsys):
-    from ref.cli import main
+    from tcspec.ref.cli import main
 
     assert main(["bench", "--datapath", "i8-s8-s8-wrap", "--rows", "64", "--scalar-seconds",
                  "0.02", "--json"]) == 0

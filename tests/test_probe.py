@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from proofs.probe import (
+from tcspec.proofs.probe import (
     EQUIVALENT,
     FOUND,
     Constraints,
@@ -22,11 +22,11 @@ from proofs.probe import (
     probe_record,
     render_probes,
 )
-from proofs.sensitivity import rule_constants
-from proofs.separate import separating_suite
-from ref.cli import main
-from ref.compiled import compiled_model
-from spec.catalog import lookup
+from tcspec.proofs.sensitivity import rule_constants
+from tcspec.proofs.separate import separating_suite
+from tcspec.ref.cli import main
+from tcspec.ref.compiled import compiled_model
+from tcspec.spec.catalog import lookup
 
 TF32 = lookup("dense-tf32").descriptor
 NVFP4 = lookup("dense-nvfp4").descriptor
@@ -142,7 +142,7 @@ def test_cli_writes_csv(tmp_path, capsys):
 def test_committed_probes_replay_on_both_models():
     from pathlib import Path
 
-    from ref.vectorfiles import VECTOR_DIR
+    from tcspec.ref.vectorfiles import VECTOR_DIR
 
     files = sorted(Path(VECTOR_DIR, "probes").glob("*.jsonl"))
     assert len(files) == 6

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proofs import carry
-from proofs.core import WITNESS, Settings, decide
-from spec.catalog import lookup
+from tcspec.proofs import carry
+from tcspec.proofs.core import WITNESS, Settings, decide
+from tcspec.spec.catalog import lookup
 
 NVFP4 = lookup("dense-nvfp4").descriptor
 FAST = Settings(second_solver=None, timeout=60)

@@ -6,12 +6,12 @@ import struct
 
 import pytest
 
-from proofs import compiler_facts as facts
-from proofs.core import PROVED, REFUTED, WITNESS, Settings, decide
-from ref.chaining import gemm
-from ref.scalar import SCALAR
-from spec.catalog import lookup
-from spec.formats import FORMATS
+from tcspec.proofs import compiler_facts as facts
+from tcspec.proofs.core import PROVED, REFUTED, WITNESS, Settings, decide
+from tcspec.ref.chaining import gemm
+from tcspec.spec.catalog import lookup
+from tcspec.spec.formats import FORMATS
+from tcspec.spec.scalar import SCALAR
 
 FAST = Settings(second_solver=None, timeout=60)
 TF32 = lookup("dense-tf32").descriptor

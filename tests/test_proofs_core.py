@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from proofs import runner
-from proofs.core import (
+from tcspec.proofs import runner
+from tcspec.proofs.core import (
     AUTO,
     PROVED,
     REFUTED,
@@ -19,10 +19,10 @@ from proofs.core import (
     check_queries,
     decide,
 )
-from ref.cli import main
-from smt.solve import SOLVERS, check_sat, run_script
-from smt.trace import TraceOps
-from spec.catalog import lookup
+from tcspec.ref.cli import main
+from tcspec.smt.solve import SOLVERS, check_sat, run_script
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.catalog import lookup
 
 TF32 = lookup("dense-tf32").descriptor
 

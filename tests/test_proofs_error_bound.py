@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from proofs.core import LEMMAS, PROVED, REFUTED, WITNESS, Settings, decide
-from proofs.error_bound import (
+from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, WITNESS, Settings, decide
+from tcspec.proofs.error_bound import (
     REQUIRED,
     align_query,
     bound_query,
@@ -17,9 +17,9 @@ from proofs.error_bound import (
     ranges_of,
     witness_query,
 )
-from proofs.stages import formats_of, rebuilds_datapath, traced_inputs, window_from_operands
-from spec.catalog import build_dot, input_layout, lookup
-from spec.exact import decode_operands
+from tcspec.proofs.stages import formats_of, rebuilds_datapath, traced_inputs, window_from_operands
+from tcspec.spec.catalog import build_dot, input_layout, lookup
+from tcspec.spec.exact import decode_operands
 
 FAST = Settings(second_solver=None, timeout=60)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proofs.core import LEMMAS, MONOLITHIC, PROVED, REFUTED, WITNESS, Settings, dot_inputs
-from proofs.normal_form import NormalForms, rule_query
-from proofs.permutation import (
+from tcspec.proofs.core import LEMMAS, MONOLITHIC, PROVED, REFUTED, WITNESS, Settings, dot_inputs
+from tcspec.proofs.normal_form import NormalForms, rule_query
+from tcspec.proofs.permutation import (
     PROPERTIES,
     check,
     check_across_groups,
@@ -15,10 +15,10 @@ from proofs.permutation import (
     rotation,
     swap,
 )
-from proofs.stages import traced_inputs
-from ref.scalar import SCALAR
-from smt.trace import TraceOps
-from spec.catalog import build_dot, input_layout, lookup
+from tcspec.proofs.stages import traced_inputs
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.catalog import build_dot, input_layout, lookup
+from tcspec.spec.scalar import SCALAR
 
 FAST = Settings(second_solver=None, timeout=60)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
-from proofs.sign import (
+from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
+from tcspec.proofs.sign import (
     REQUIRED,
     apply_specials_query,
     check,
@@ -15,10 +15,10 @@ from proofs.sign import (
     specials_query,
     staged,
 )
-from ref.scalar import SCALAR
-from spec.catalog import lookup
-from spec.convert import encode_float
-from spec.formats import FORMATS
+from tcspec.spec.catalog import lookup
+from tcspec.spec.convert import encode_float
+from tcspec.spec.formats import FORMATS
+from tcspec.spec.scalar import SCALAR
 
 FAST = Settings(second_solver=None, timeout=60)
 

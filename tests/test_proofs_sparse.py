@@ -6,17 +6,17 @@ import dataclasses
 
 import pytest
 
-from proofs import sparse
-from proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
-from proofs.runner import select_rows
-from proofs.stages import traced_inputs, window_stages
-from smt.trace import TraceOps
-from spec.accumulate import masked_max
-from spec.bitvec import BV, Bool, Ops
-from spec.blockscaled import rules_for
-from spec.catalog import DotInputs, build_dot, compact_sparse, logical_k_step, lookup
-from spec.formats import FORMATS, decode_float
-from spec.sparse import chunk_selectors
+from tcspec.proofs import sparse
+from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
+from tcspec.proofs.runner import select_rows
+from tcspec.proofs.stages import traced_inputs, window_stages
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.accumulate import masked_max
+from tcspec.spec.bitvec import BV, Bool, Ops
+from tcspec.spec.blockscaled import rules_for
+from tcspec.spec.catalog import DotInputs, build_dot, compact_sparse, logical_k_step, lookup
+from tcspec.spec.formats import FORMATS, decode_float
+from tcspec.spec.sparse import chunk_selectors
 
 FAST = Settings(second_solver=None, timeout=60)
 UNSCALED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e5m2",

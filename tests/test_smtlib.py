@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 import z3
 
-from ref.vectorfiles import frozen_record
-from smt.formula import OUTPUT_NAME, traced
-from smt.smtlib import literal
-from spec.catalog import input_layout, is_specified
+from tcspec.ref.vectorfiles import frozen_record
+from tcspec.smt.formula import OUTPUT_NAME, traced
+from tcspec.smt.smtlib import literal
+from tcspec.spec.catalog import input_layout, is_specified
 
 INSTANCES = [n for n in ("tf32-1", "tf32-minimum-subnormal", "bf16-1", "e4m3-0",
                          "mixed-e2m1-e4m3-f16-input-nan", "i8-s8-u8-sat")
@@ -56,7 +56,7 @@ def test_bitwuzla_reads_the_script_and_agrees_with_b200(name):
 def test_pysmt_solves_the_traced_formula():
     from pysmt.environment import Environment
 
-    from smt.pysmt_bridge import to_pysmt
+    from tcspec.smt.pysmt_bridge import to_pysmt
 
     record = frozen_record("tf32-1")
     formula = traced(record.descriptor)

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ref import evaluate, mma, mma_dot, oracle
-from ref.cli import main
-from ref.compiled import compiled_dot
-from ref.vectorfiles import frozen_record
-from smt.formula import reparsed_z3, traced, z3_formula
-from spec.catalog import CATALOG
-from spec.formats import FORMATS
-from spec.window import default_clamp
-from tests.strategies import dot_words
+from tcspec.ref import evaluate, mma, mma_dot, oracle
+from tcspec.ref.cli import main
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.strategies import dot_words
+from tcspec.ref.vectorfiles import frozen_record
+from tcspec.smt.formula import reparsed_z3, traced, z3_formula
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.formats import FORMATS
+from tcspec.spec.window import default_clamp
 
 SPARSE = [n for n, e in CATALOG.items() if e.descriptor.sparse]
 

@@ -11,9 +11,15 @@ import json
 
 import pytest
 
-from ref.validate import check_file, validate_frozen
-from ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, BadLine, read_vectors, reference_files
-from spec.catalog import CATALOG, is_specified
+from tcspec.ref.validate import check_file, validate_frozen
+from tcspec.ref.vectorfiles import (
+    FROZEN_FILE,
+    REFERENCE_DIR,
+    BadLine,
+    read_vectors,
+    reference_files,
+)
+from tcspec.spec.catalog import CATALOG, is_specified
 
 REFERENCE_FILES = reference_files()
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ref import mma_dot, oracle
-from ref.compiled import compiled_dot
-from ref.scalar import SCALAR
-from spec.catalog import CATALOG
-from spec.formats import FORMATS
-from spec.window import WINDOW_CLAMP, default_clamp, window_dot
-from tests.strategies import dot_words
+from tcspec.ref import mma_dot, oracle
+from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.strategies import dot_words
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.formats import FORMATS
+from tcspec.spec.scalar import SCALAR
+from tcspec.spec.window import WINDOW_CLAMP, default_clamp, window_dot
 
 WINDOW_DATAPATHS = [n for n, e in CATALOG.items()
                     if e.descriptor.family == "window" and not e.descriptor.sparse]

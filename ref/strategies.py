@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ref.api import UNIT_SCALE
-from ref.campaign import SCALE_NAN, edge_pool
-from spec.catalog import input_layout
-from spec.descriptor import Descriptor
-from spec.formats import FORMATS, FloatFormat, IntFormat
-from spec.sparse import LEGAL_SELECTORS
+from tcspec.ref.api import UNIT_SCALE
+from tcspec.ref.campaign import SCALE_NAN, edge_pool
+from tcspec.spec.catalog import input_layout
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
+from tcspec.spec.sparse import LEGAL_SELECTORS
 
 CATEGORIES = ("raw", "finite", "edge")
 

@@ -1,0 +1,24 @@
+"""tcspec: a formal, executable specification of NVIDIA tcgen05.mma arithmetic.
+
+The public API (SEMANTICS.md section 6 names every datapath and descriptor field):
+
+- :func:`mma_dot`, :func:`mma`, :func:`gemm`, :func:`evaluate`: run the
+  specification on raw words (one dot product, a matrix, a chain of
+  instructions over a long K, a NumPy batch);
+- :func:`formula`: a datapath as Z3 terms and SMT-LIB2 text;
+- :mod:`tcspec.strategies`: hypothesis strategies of raw words for every
+  format and datapath (``pip install 'tcspec[test]'``), to property-test an
+  emulator or a kernel against the specification.
+
+The implementation lives in the subpackages ``tcspec.spec`` (the single
+source), ``tcspec.smt`` (solver lowerings), ``tcspec.ref`` (executable
+lowerings, vectors, the command line) and ``tcspec.proofs``.
+"""
+
+from __future__ import annotations
+
+from tcspec.ref.api import evaluate, mma, mma_dot
+from tcspec.ref.chaining import gemm
+from tcspec.smt.formula import formula
+
+__all__ = ["evaluate", "formula", "gemm", "mma", "mma_dot"]
