@@ -26,9 +26,14 @@ from tcspec.spec.blockscaled import rules_for
 from tcspec.spec.catalog import DotInputs, build_dot, input_layout, inputs_from
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.exact import Operands, decode_operands
 from tcspec.spec.formats import FORMATS, FloatFormat, Term, decode_float
-from tcspec.spec.specials import Specials, apply_specials, classify_specials
+from tcspec.spec.specials import (
+    Operands,
+    Specials,
+    apply_specials,
+    classify_specials,
+    decode_operands,
+)
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
 
 

@@ -32,9 +32,8 @@ from tcspec.spec.formats import (
     FloatFormat,
     Term,
     check_exponent_headroom,
-    decode_float,
 )
-from tcspec.spec.specials import apply_specials, classify_specials
+from tcspec.spec.specials import apply_specials, decode_operands
 
 F32 = FORMATS["f32"]
 
@@ -173,17 +172,13 @@ def block_scaled_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     window_bound = max(rules.product_window, rules.c_window)
     check_exponent_headroom([a_format, b_format, scale_format, F32], 4, window_bound)
 
-    lanes_a = [decode_float(ops, a_format, word) for word in a]
-    lanes_b = [decode_float(ops, b_format, word) for word in b]
-    scales_a = [decode_float(ops, scale_format, byte) for byte in scale_a]
-    scales_b = [decode_float(ops, scale_format, byte) for byte in scale_b]
-    acc = decode_float(ops, F32, c)
-    ops.observe("decode", a=lanes_a, b=lanes_b, c=acc, scale_a=scales_a, scale_b=scales_b)
-    scale_nan = ops.any_(s.is_nan for s in scales_a + scales_b)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc, extra_nan=scale_nan)
+    operands = decode_operands(ops, a_format, b_format, F32, a, b, c, scale_format, scale_a,
+                               scale_b)
+    specials, acc = operands.specials, operands.c
 
-    scale_pairs = [exact_product(ops, x.term, y.term) for x, y in zip(scales_a, scales_b)]
-    elements = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
+    scale_pairs = [exact_product(ops, x.term, y.term)
+                   for x, y in zip(operands.scale_a, operands.scale_b)]
+    elements = [exact_product(ops, x.term, y.term) for x, y in zip(operands.a, operands.b)]
     products = [exact_product(ops, e, scale_pairs[i // block]) for i, e in enumerate(elements)]
     ops.observe("products", scale_pairs=scale_pairs, elements=elements, products=products,
                 block=block)

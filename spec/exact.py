@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from tcspec.spec.accumulate import exact_product
 from tcspec.spec.bitvec import BV, Ops
 from tcspec.spec.convert import encode_float
-from tcspec.spec.formats import EXP_WIDTH, Decoded, FloatFormat, Term, decode_float
-from tcspec.spec.specials import Specials, apply_specials, classify_specials
+from tcspec.spec.formats import EXP_WIDTH, FloatFormat, Term
+from tcspec.spec.specials import Operands, apply_specials, decode_operands
 
 
 @dataclass(frozen=True)
@@ -81,26 +81,6 @@ def round_exact(ops: Ops, total: ExactSum, fmt: FloatFormat, rounding: str) -> B
     """``total`` rounded once to ``fmt`` (``"rne"`` or ``"rz"``): overflow gives the signed
     infinity, a zero result ``+0`` (section 7)."""
     return encode_float(ops, total.value, ops.const(total.lsb, EXP_WIDTH), fmt, rounding)
-
-
-@dataclass(frozen=True)
-class Operands:
-    """Decoded A and B lanes, C, and the special-value outcome (section 2, steps 1-2)."""
-
-    a: list[Decoded]
-    b: list[Decoded]
-    c: Decoded
-    specials: Specials
-
-
-def decode_operands(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
-                    d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV) -> Operands:
-    """Decode every A, B and C word and classify the specials, as section 2 does."""
-    lanes_a = [decode_float(ops, a_format, word) for word in a]
-    lanes_b = [decode_float(ops, b_format, word) for word in b]
-    acc = decode_float(ops, d_format, c)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b, strict=True)), acc)
-    return Operands(lanes_a, lanes_b, acc, specials)
 
 
 def exact_operand_sum(ops: Ops, operands: Operands) -> ExactSum:

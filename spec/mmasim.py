@@ -19,8 +19,8 @@ from tcspec.spec.blockscaled import exact_group_sum
 from tcspec.spec.catalog import DotInputs
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
-from tcspec.spec.specials import apply_specials, classify_specials
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat
+from tcspec.spec.specials import apply_specials, decode_operands
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 ZERO_EXPONENT = -126
@@ -45,14 +45,10 @@ def mma_sim_window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
                        scale_a: Sequence[BV] = (), scale_b: Sequence[BV] = (),
                        scale_format: FloatFormat | None = None, block: int = 1) -> BV:
     """Unscaled paths and MXF8F6F4 (scales given): a 25-bit window over every term."""
-    lanes_a = [decode_float(ops, a_format, word) for word in a]
-    lanes_b = [decode_float(ops, b_format, word) for word in b]
-    acc = decode_float(ops, d_format, c)
-    scales_a = [decode_float(ops, scale_format, s) for s in scale_a] if scale_format else []
-    scales_b = [decode_float(ops, scale_format, s) for s in scale_b] if scale_format else []
-    scale_nan = ops.any_(s.is_nan for s in scales_a + scales_b)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b, strict=True)), acc,
-                                 extra_nan=scale_nan)
+    operands = decode_operands(ops, a_format, b_format, d_format, a, b, c, scale_format,
+                               scale_a, scale_b)
+    lanes_a, lanes_b, acc = operands.a, operands.b, operands.c
+    scales_a, scales_b, specials = operands.scale_a, operands.scale_b, operands.specials
 
     terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
     exponents = [ops.add(factor_exponent(ops, x), factor_exponent(ops, y))
@@ -74,14 +70,10 @@ def mma_sim_chunk_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
                       scale_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV,
                       scale_a: Sequence[BV], scale_b: Sequence[BV], *, block: int) -> BV:
     """MXF4, MXF4NVF4 and NVFP4: chunk terms anchored at their scale exponents, to F32 RZ."""
-    lanes_a = [decode_float(ops, a_format, word) for word in a]
-    lanes_b = [decode_float(ops, b_format, word) for word in b]
-    scales_a = [decode_float(ops, scale_format, s) for s in scale_a]
-    scales_b = [decode_float(ops, scale_format, s) for s in scale_b]
-    acc = decode_float(ops, F32, c)
-    scale_nan = ops.any_(s.is_nan for s in scales_a + scales_b)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b, strict=True)), acc,
-                                 extra_nan=scale_nan)
+    operands = decode_operands(ops, a_format, b_format, F32, a, b, c, scale_format,
+                               scale_a, scale_b)
+    lanes_a, lanes_b, acc = operands.a, operands.b, operands.c
+    scales_a, scales_b, specials = operands.scale_a, operands.scale_b, operands.specials
 
     elements = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
     pairs = [exact_product(ops, x.term, y.term) for x, y in zip(scales_a, scales_b)]

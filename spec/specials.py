@@ -8,10 +8,10 @@ infinity. Canonical words depend only on the destination format.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.formats import Decoded, FloatFormat
+from tcspec.spec.formats import Decoded, FloatFormat, decode_float
 
 
 @dataclass(frozen=True)
@@ -62,3 +62,36 @@ def apply_specials(ops: Ops, specials: Specials, finite: BV, fmt: FloatFormat) -
                    ops.ite(specials.is_inf, inf, finite))
     ops.observe("result", specials=specials, finite=finite, word=word, format=fmt)
     return word
+
+
+@dataclass(frozen=True)
+class Operands:
+    """Decoded A and B lanes, C, scales, and the special-value outcome (section 2.1-2.2)."""
+
+    a: list[Decoded]
+    b: list[Decoded]
+    c: Decoded
+    specials: Specials
+    scale_a: list[Decoded] = field(default_factory=list)
+    scale_b: list[Decoded] = field(default_factory=list)
+
+
+def decode_operands(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
+                    c_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV,
+                    scale_format: FloatFormat | None = None, scale_a: Sequence[BV] = (),
+                    scale_b: Sequence[BV] = ()) -> Operands:
+    """Decode every A, B, scale and C word, then classify the specials (sections 2.1-2.2, 4).
+
+    A NaN in any scale byte is one more cause of the canonical NaN.
+    """
+    lanes_a = [decode_float(ops, a_format, word) for word in a]
+    lanes_b = [decode_float(ops, b_format, word) for word in b]
+    scales_a = [decode_float(ops, scale_format, s) for s in scale_a] if scale_format else []
+    scales_b = [decode_float(ops, scale_format, s) for s in scale_b] if scale_format else []
+    acc = decode_float(ops, c_format, c)
+    scales = {"scale_a": scales_a, "scale_b": scales_b} if scale_format else {}
+    ops.observe("decode", a=lanes_a, b=lanes_b, c=acc, **scales)
+    scale_nan = ops.any_(s.is_nan for s in scales_a + scales_b) if scale_format else None
+    specials = classify_specials(ops, list(zip(lanes_a, lanes_b, strict=True)), acc,
+                                 extra_nan=scale_nan)
+    return Operands(lanes_a, lanes_b, acc, specials, scales_a, scales_b)

@@ -24,9 +24,8 @@ from tcspec.spec.accumulate import (
 )
 from tcspec.spec.bitvec import BV, Ops
 from tcspec.spec.convert import encode_float
-from tcspec.spec.exact import decode_operands
 from tcspec.spec.formats import EXP_WIDTH, FloatFormat, check_exponent_headroom
-from tcspec.spec.specials import apply_specials
+from tcspec.spec.specials import apply_specials, decode_operands
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum, window_exponent
 from tcspec.spec.bitvec import BV, Ops
 from tcspec.spec.convert import encode_float
-from tcspec.spec.formats import FORMATS, FloatFormat, check_exponent_headroom, decode_float
-from tcspec.spec.specials import apply_specials, classify_specials
+from tcspec.spec.formats import FORMATS, FloatFormat, check_exponent_headroom
+from tcspec.spec.specials import apply_specials, decode_operands
 
 WINDOW_BITS = 25
 """Fraction bits of the shared window below the largest raw exponent (section 2.4)."""
@@ -50,14 +50,10 @@ def window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format:
         raise ValueError(f"A has {len(a)} lanes but B has {len(b)}")
     rounding = DESTINATIONS[d_format.name]
     check_exponent_headroom([a_format, b_format, d_format], 2, window)
-    lanes_a = [decode_float(ops, a_format, word) for word in a]
-    lanes_b = [decode_float(ops, b_format, word) for word in b]
-    acc = decode_float(ops, d_format, c)
-    ops.observe("decode", a=lanes_a, b=lanes_b, c=acc)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc)
+    operands = decode_operands(ops, a_format, b_format, d_format, a, b, c)
 
-    terms = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
-    terms.append(acc.term)
+    terms = [exact_product(ops, x.term, y.term) for x, y in zip(operands.a, operands.b)]
+    terms.append(operands.c.term)
     ops.observe("products", terms=terms)
     top = window_exponent(ops, terms, clamp)
     quantum = ops.sub(top, window)
@@ -65,7 +61,7 @@ def window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat, d_format:
     ops.observe("align", quantum=quantum, window=window, terms=terms, units=units,
                 rounding=align_rounding)
     finite = encode_float(ops, exact_sum(ops, units), quantum, d_format, rounding)
-    return apply_specials(ops, specials, finite, d_format)
+    return apply_specials(ops, operands.specials, finite, d_format)
 
 
 def dense_window_dot(ops: Ops, a_format: str, b_format: str, d_type: str,

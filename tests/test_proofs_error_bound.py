@@ -19,7 +19,7 @@ from tcspec.proofs.error_bound import (
 )
 from tcspec.proofs.stages import formats_of, rebuilds_datapath, traced_inputs, window_from_operands
 from tcspec.spec.catalog import build_dot, input_layout, lookup
-from tcspec.spec.exact import decode_operands
+from tcspec.spec.specials import decode_operands
 
 FAST = Settings(second_solver=None, timeout=60)
 
