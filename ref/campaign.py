@@ -5,8 +5,10 @@ Cases are drawn per row from one of three categories (SEMANTICS.md section
 in ignored bits) and ``edge`` (zeros, extremes, one, infinities, NaNs, and
 lanes drawn from a small per-row pool of edge words and their negations, so
 cancellations and ties meet). The expected word comes from the
-specification on its fastest lowering. The generator is NumPy's PCG64
-seeded by ``--seed``: the same arguments give the same file.
+specification on its fastest lowering. Rows are generated in chunks of
+:data:`CHUNK_ROWS`; chunk ``i`` draws from NumPy's PCG64 seeded ``[seed, i]``,
+so the same arguments give the same bytes whether the chunks are written in
+one process, on ``--jobs`` processes or on a Dask cluster.
 
 Two formats: the shared JSON line format (:mod:`ref.vectorfiles`), and a
 columnar one for millions of cases: a directory of ``.npy`` columns
@@ -18,9 +20,13 @@ the file (never unpickled, never wholly in memory).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import itertools
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +50,8 @@ PROVENANCE = "tcspec gen"
 CHUNK_ROWS = 262_144
 """Rows generated or checked at a time."""
 MAX_DESCRIPTOR_BYTES = 1 << 16
+DASK_TIMEOUT = 10
+"""Seconds to wait for a Dask scheduler."""
 
 SCALE_NAN = {"ue8m0": 0xFF, "ue4m3": 0x7F}
 _U32 = np.uint64(0xFFFFFFFF)
@@ -198,9 +206,10 @@ class Cases:
         return list(np.ascontiguousarray(matrix.T))
 
 
-def generate(desc: Descriptor, rows: int, mix: Sequence[str], rng: np.random.Generator
-             ) -> Cases:
-    """``rows`` cases of ``desc``; row ``i`` has category ``mix[i % len(mix)]``."""
+def generate(desc: Descriptor, rows: int, mix: Sequence[str], rng: np.random.Generator,
+             first: int = 0) -> Cases:
+    """``rows`` cases of ``desc`` numbered from ``first``; row ``i`` has category
+    ``mix[i % len(mix)]``."""
     k = desc.k
     scales = desc.scale_count if desc.scaling else 0
     a = np.zeros((rows, k), dtype=np.uint64)
@@ -209,7 +218,7 @@ def generate(desc: Descriptor, rows: int, mix: Sequence[str], rng: np.random.Gen
     scale_a = np.zeros((rows, scales), dtype=np.uint64)
     scale_b = np.zeros((rows, scales), dtype=np.uint64)
     for index, category in enumerate(mix):
-        picked = np.arange(index, rows, len(mix))
+        picked = np.arange((index - first) % len(mix), rows, len(mix))
         n = picked.size
         a[picked] = operand_words(rng, desc.a_format, category, (n, k))
         b[picked] = operand_words(rng, desc.b_format, category, (n, k))
@@ -237,15 +246,30 @@ def parse_mix(text: str) -> list[str]:
     return mix
 
 
-def _blocks(desc: Descriptor, cases: int, mix: Sequence[str], seed: int) -> Iterator[Cases]:
-    rng = np.random.default_rng(seed)
-    done = 0
-    while done < cases:
-        rows = min(CHUNK_ROWS, cases - done)
-        block = generate(desc, rows, mix, rng)
+@dataclass(frozen=True)
+class GenerationPlan:
+    """``cases`` rows of ``datapath`` in chunks of ``chunk_rows``. Chunk ``i`` draws from its
+    own PCG64 stream seeded ``[seed, i]``, so the bytes written do not depend on which
+    process or machine generates which chunk."""
+
+    datapath: str
+    cases: int
+    mix: tuple[str, ...]
+    seed: int
+    chunk_rows: int
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.cases // self.chunk_rows)
+
+    def block(self, index: int) -> Cases:
+        """Chunk ``index`` with its expected words."""
+        desc = lookup(self.datapath).descriptor
+        first = index * self.chunk_rows
+        rows = min(self.chunk_rows, self.cases - first)
+        block = generate(desc, rows, self.mix, np.random.default_rng([self.seed, index]), first)
         block.expected = run_batch(desc, block.columns(), rows)
-        done += rows
-        yield block
+        return block
 
 
 def _json_lines(block: Cases, seed: int, first: int) -> Iterator[str]:
@@ -264,6 +288,25 @@ def _json_lines(block: Cases, seed: int, first: int) -> Iterator[str]:
         }, separators=(",", ":")) + "\n"
 
 
+def _write_lines(handle: BinaryIO, plan: GenerationPlan, index: int, gz: bool) -> int:
+    """Chunk ``index`` as JSON lines; for ``.gz`` one gzip member per chunk (mtime 0, no
+    name), so the members concatenate to the same valid gzip file (RFC 1952 section 2.2)
+    whoever compressed them."""
+    block = plan.block(index)
+    lines = _json_lines(block, plan.seed, index * plan.chunk_rows)
+    with (gzip.GzipFile(filename="", mode="wb", fileobj=handle, mtime=0) if gz
+          else contextlib.nullcontext(handle)) as sink:
+        while batch := list(itertools.islice(lines, 4096)):
+            sink.write("".join(batch).encode())
+    return block.rows
+
+
+def _write_part(plan: GenerationPlan, index: int, parts: str, gz: bool) -> int:
+    """Chunk ``index`` as the part file ``parts/INDEX`` (a worker's share of a line file)."""
+    with open(Path(parts) / f"{index:06d}", "wb") as handle:
+        return _write_lines(handle, plan, index, gz)
+
+
 def _column_shapes(desc: Descriptor, cases: int) -> dict[str, tuple[str, tuple[int, ...]]]:
     shapes = {"a": ("uint32", (cases, desc.k)), "b": ("uint32", (cases, desc.k)),
               "c": ("uint32", (cases,)), "expected": ("uint32", (cases,))}
@@ -275,67 +318,157 @@ def _column_shapes(desc: Descriptor, cases: int) -> dict[str, tuple[str, tuple[i
     return shapes
 
 
+def _row_bytes(dtype: str, shape: tuple[int, ...]) -> int:
+    return np.dtype(dtype).itemsize * int(np.prod(shape[1:], dtype=np.int64))
+
+
+def _fill_columns(plan: GenerationPlan, index: int, path: str, offsets: dict[str, int]) -> int:
+    """Write chunk ``index`` into its rows of the preallocated ``.npy`` columns in ``path``
+    (data of column ``name`` starts at byte ``offsets[name]``)."""
+    block = plan.block(index)
+    parts = {"a": block.a, "b": block.b, "c": block.c, "expected": block.expected,
+             "scale_a": block.scale_a, "scale_b": block.scale_b, "metadata": block.metadata}
+    for name, (dtype, shape) in _column_shapes(block.desc, plan.cases).items():
+        with open(Path(path) / f"{name}.npy", "r+b") as handle:
+            handle.seek(offsets[name] + index * plan.chunk_rows * _row_bytes(dtype, shape))
+            np.ascontiguousarray(parts[name], dtype=dtype).tofile(handle)
+    return block.rows
+
+
+def _dask_client(address: str) -> Any:
+    """A ``distributed.Client`` for the scheduler at ``address`` (optional extra ``dist``)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--dask needs dask.distributed: pip install 'tcspec[dist]'") from None
+    try:
+        return Client(address, timeout=DASK_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+@dataclass
+class _ChunkRunner:
+    """Runs ``function(plan, index, *extra)`` for every chunk and yields the results in chunk
+    order: in this process, on ``jobs`` processes, or on a Dask ``client``."""
+
+    plan: GenerationPlan
+    jobs: int
+    client: Any = None
+
+    @property
+    def parallel(self) -> bool:
+        return self.client is not None or (self.jobs > 1 and self.plan.chunks > 1)
+
+    def run(self, function: Callable[..., int], *extra: Any) -> Iterator[int]:
+        indices = range(self.plan.chunks)
+        if not self.parallel:
+            for index in indices:
+                yield function(self.plan, index, *extra)
+            return
+        from tcspec.ref.kernels import fast_kernel
+
+        fast_kernel(lookup(self.plan.datapath).descriptor, self.plan.cases)
+        if self.client is not None:
+            futures = [self.client.submit(function, self.plan, index, *extra, pure=False)
+                       for index in indices]
+            for future in futures:
+                yield future.result()
+            return
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(self.jobs, self.plan.chunks)) as pool:
+            yield from pool.map(function, itertools.repeat(self.plan), indices,
+                                *[itertools.repeat(value) for value in extra])
+
+
 def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[str] = CATEGORIES,
                   seed: int = 0, file_format: str = "jsonl",
-                  progress: Callable[[int], None] | None = None) -> Path:
-    """Write ``cases`` generated cases of ``datapath`` with expected words to ``out``."""
+                  progress: Callable[[int], None] | None = None, jobs: int = 1,
+                  dask: str | None = None) -> Path:
+    """Write ``cases`` generated cases of ``datapath`` with expected words to ``out``, chunks
+    spread over ``jobs`` processes or the Dask cluster at ``dask`` (whose workers must see
+    ``out``: a shared file system). The bytes are the same either way."""
     desc = lookup(datapath).descriptor
     if not is_specified(desc):
         raise ValueError(f"datapath {desc.name} is not yet specified in this build")
     if cases < 1:
         raise ValueError(f"--cases must be at least 1, got {cases}")
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
     if file_format not in ("jsonl", "npy-dir"):
         raise ValueError(f"unknown --format {file_format!r} (known: jsonl, npy-dir)")
     path = Path(out)
+    plan = GenerationPlan(desc.name, cases, tuple(mix), seed, CHUNK_ROWS)
+    runner = _ChunkRunner(plan, jobs, _dask_client(dask) if dask else None)
     try:
         if file_format == "jsonl":
-            _write_jsonl(desc, cases, mix, seed, path, progress)
+            _write_jsonl(runner, path, progress)
         else:
-            _write_columns(desc, cases, mix, seed, path, progress)
+            _write_columns(runner, path, progress)
     except OSError as exc:
         raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if runner.client is not None:
+            runner.client.close()
     return path
 
 
-def _write_jsonl(desc: Descriptor, cases: int, mix: Sequence[str], seed: int, path: Path,
+def _tally(results: Iterator[int], progress: Callable[[int], None] | None) -> None:
+    done = 0
+    for rows in results:
+        done += rows
+        if progress:
+            progress(done)
+
+
+def _write_jsonl(runner: _ChunkRunner, path: Path,
                  progress: Callable[[int], None] | None) -> None:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", encoding="utf-8") as handle:  # type: ignore[operator]
-        done = 0
-        for block in _blocks(desc, cases, mix, seed):
-            handle.writelines(_json_lines(block, seed, done))
-            done += block.rows
-            if progress:
-                progress(done)
+    """Serially straight into ``path``; in parallel workers write ordered part files in a
+    hidden directory beside it, appended here in order and removed."""
+    plan, gz = runner.plan, path.suffix == ".gz"
+    with open(path, "wb") as handle:
+        if not runner.parallel:
+            _tally((_write_lines(handle, plan, i, gz) for i in range(plan.chunks)), progress)
+            return
+        parts = Path(tempfile.mkdtemp(prefix=f".{path.name}.parts-", dir=path.parent)).resolve()
+        try:
+            def appended() -> Iterator[int]:
+                for index, rows in enumerate(runner.run(_write_part, str(parts), gz)):
+                    part = parts / f"{index:06d}"
+                    with open(part, "rb") as chunk:
+                        shutil.copyfileobj(chunk, handle, 1 << 20)
+                    part.unlink()
+                    yield rows
+
+            _tally(appended(), progress)
+        finally:
+            shutil.rmtree(parts, ignore_errors=True)
 
 
-def _write_columns(desc: Descriptor, cases: int, mix: Sequence[str], seed: int, path: Path,
+def _write_columns(runner: _ChunkRunner, path: Path,
                    progress: Callable[[int], None] | None) -> None:
+    """Headers and full-size columns written here, rows filled in place chunk by chunk;
+    ``descriptor.json`` comes last, so an interrupted run leaves no readable directory."""
+    plan = runner.plan
+    desc = lookup(plan.datapath).descriptor
     path.mkdir(parents=True, exist_ok=True)
-    shapes = _column_shapes(desc, cases)
-    handles = {name: open(path / f"{name}.npy", "wb") for name in shapes}  # noqa: SIM115
-    try:
-        for name, (dtype, shape) in shapes.items():
-            np.lib.format.write_array_header_1_0(handles[name], {
+    (path / DESCRIPTOR_FILE).unlink(missing_ok=True)
+    shapes = _column_shapes(desc, plan.cases)
+    offsets = {}
+    for name, (dtype, shape) in shapes.items():
+        with open(path / f"{name}.npy", "wb") as handle:
+            np.lib.format.write_array_header_1_0(handle, {
                 "descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
                 "fortran_order": False, "shape": shape})
-        done = 0
-        for block in _blocks(desc, cases, mix, seed):
-            parts = {"a": block.a, "b": block.b, "c": block.c, "expected": block.expected,
-                     "scale_a": block.scale_a, "scale_b": block.scale_b,
-                     "metadata": block.metadata}
-            for name, (dtype, _) in shapes.items():
-                np.ascontiguousarray(parts[name], dtype=dtype).tofile(handles[name])
-            done += block.rows
-            if progress:
-                progress(done)
-    finally:
-        for handle in handles.values():
-            handle.close()
+            offsets[name] = handle.tell()
+            handle.truncate(offsets[name] + plan.cases * _row_bytes(dtype, shape))
+    _tally(runner.run(_fill_columns, str(path.resolve()), offsets), progress)
     (path / DESCRIPTOR_FILE).write_text(json.dumps({
         "format": COLUMNS_FORMAT, "version": COLUMNS_VERSION, "datapath": desc.name,
-        "descriptor": desc.fields(), "sparse": desc.sparse, "cases": cases,
-        "source": PROVENANCE, "seed": seed, "mix": list(mix),
+        "descriptor": desc.fields(), "sparse": desc.sparse, "cases": plan.cases,
+        "source": PROVENANCE, "seed": plan.seed, "mix": list(plan.mix),
+        "chunk_rows": plan.chunk_rows,
         "columns": {name: {"file": f"{name}.npy", "dtype": dtype, "shape": list(shape)}
                     for name, (dtype, shape) in shapes.items()},
     }, indent=1) + "\n", encoding="utf-8")
@@ -523,16 +656,11 @@ def check_on_dask(paths: Sequence[str | Path], address: str, keep: int = 10,
     """Check vector files and columnar directories on the Dask cluster at ``address``:
     directories split into row ranges, line files one task each. Workers must see the
     same paths (a shared file system). Needs the optional extra ``dist``."""
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise ValueError("--dask needs dask.distributed: pip install 'tcspec[dist]'") from None
+    client = _dask_client(address)
+    from distributed import as_completed
+
     from tcspec.ref.validate import check_file
 
-    try:
-        client = Client(address, timeout=10)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     report = Report()
     with client:
         workers = max(1, len(client.scheduler_info().get("workers", {})))

@@ -350,9 +350,13 @@ def _check_on_dask(args: argparse.Namespace) -> int:
 def cmd_gen(args: argparse.Namespace) -> int:
     from tcspec.ref.campaign import generate_file, parse_mix
 
+    if args.jobs is not None and args.dask:
+        raise UsageError("--jobs and --dask cannot be combined")
     path = generate_file(args.datapath, args.cases, args.out, mix=parse_mix(args.mix),
                          seed=args.seed, file_format=args.format,
-                         progress=ProgressLine(args.out, verb="written"))
+                         progress=ProgressLine(args.out, verb="written"),
+                         jobs=(os.cpu_count() or 1) if args.jobs is None else args.jobs,
+                         dask=args.dask)
     print(f"wrote {path}: {args.cases} cases of {args.datapath} ({args.format}, mix {args.mix}, "
           f"seed {args.seed})")
     return 0
@@ -689,6 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="FILE.jsonl[.gz], or a directory for npy-dir")
     p.add_argument("--format", choices=("jsonl", "npy-dir"), default="jsonl")
+    p.add_argument("--jobs", type=int, help="processes, a chunk of rows each "
+                   "(default: the cores; the file is the same for any count)")
+    p.add_argument("--dask", metavar="ADDRESS", help="generate the chunks on the Dask "
+                   "cluster at ADDRESS (optional extra `dist`; workers share the paths)")
     p.set_defaults(func=cmd_gen)
 
     p = sub.add_parser("smtlib", help="a self-contained SMT-LIB2 script for a datapath")

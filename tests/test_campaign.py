@@ -139,3 +139,72 @@ def test_dask_cluster_gives_the_local_tallies(tmp_path, capsys):
         want = next(line for line in local.splitlines() if line.startswith(name))
         assert want in out.splitlines()
     assert "450     449          1" in out
+
+
+def _gen(capsys, out, fmt, *extra):
+    code, _, err = run(capsys, "gen", "--datapath", "sparse-nvfp4", "--cases", "1000",
+                       "--mix", "edge,raw,finite", "--seed", "9", "--format", fmt,
+                       "--out", str(out), *extra)
+    assert code == 0, err
+
+
+def _same_bytes(first, second):
+    if first.is_dir():
+        names = sorted(p.name for p in first.iterdir())
+        assert names == sorted(p.name for p in second.iterdir())
+        return all((first / n).read_bytes() == (second / n).read_bytes() for n in names)
+    return first.read_bytes() == second.read_bytes()
+
+
+def test_jobs_and_dask_write_the_serial_bytes(tmp_path, capsys, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(campaign, "CHUNK_ROWS", 128)
+    outputs = {("npy-dir", "serial"): tmp_path / "serial", ("jsonl", "serial"):
+               tmp_path / "serial.jsonl.gz"}
+    for fmt, base in list(outputs.items()):
+        _gen(capsys, base, fmt[0], "--jobs", "1")
+        outputs[fmt[0], "jobs"] = tmp_path / base.name.replace("serial", "jobs")
+        _gen(capsys, outputs[fmt[0], "jobs"], fmt[0], "--jobs", "2")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        for fmt in ("npy-dir", "jsonl"):
+            outputs[fmt, "dask"] = tmp_path / outputs[fmt, "serial"].name.replace("serial", "dask")
+            _gen(capsys, outputs[fmt, "dask"], fmt, "--dask", cluster.scheduler_address)
+    for fmt in ("npy-dir", "jsonl"):
+        serial = outputs[fmt, "serial"]
+        assert _same_bytes(serial, outputs[fmt, "jobs"])
+        assert _same_bytes(serial, outputs[fmt, "dask"])
+        code, out, _ = run(capsys, "check", str(serial))
+        assert code == 0 and "1000    1000" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in outputs.values())
+    assert json.loads((outputs["npy-dir", "dask"] / "descriptor.json").read_text())[
+        "chunk_rows"] == 128
+
+
+def test_chunks_follow_the_global_row_mix():
+    plan = campaign.GenerationPlan("dense-tf32", 650, ("finite", "raw"), 1, 65)
+    fmt = FORMATS["tf32"]
+    for index in range(plan.chunks):
+        block = plan.block(index)
+        finite = np.arange(index * 65, index * 65 + block.rows) % 2 == 0
+        exp = (block.a[finite] >> np.uint64(fmt.cleared_bits + fmt.frac_bits)) & np.uint64(
+            fmt.exp_max_field)
+        assert not (exp == fmt.exp_max_field).any()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--jobs", "2", "--dask", "tcp://127.0.0.1:1"], "cannot be combined"),
+    (["--dask", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler"),
+    (["--jobs", "2", "--out", "/proc/forbidden/x.jsonl"], "cannot write"),
+    (["--jobs", "2", "--format", "npy-dir", "--out", "/proc/forbidden/x"], "cannot write"),
+])
+def test_gen_parallel_bad_input(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.setattr(campaign, "CHUNK_ROWS", 8)
+    monkeypatch.setattr(campaign, "DASK_TIMEOUT", 1)
+    base = {"--datapath": "tf32", "--cases": "20", "--out": str(tmp_path / "x.jsonl")}
+    for flag, value in zip(argv[::2], argv[1::2]):
+        base[flag] = value
+    code, _, err = run(capsys, "gen", *[item for pair in base.items() for item in pair])
+    assert code == 2 and message in err and "Traceback" not in err
