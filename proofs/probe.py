@@ -38,8 +38,9 @@ from tcspec.spec.catalog import (
     metadata_legal,
 )
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat
 from tcspec.spec.scalar import SCALAR
+from tcspec.spec.specials import Operands, decode_operands
 
 SHAPES = ("one-lane", "c-only", "cancel")
 C_CHOICES = ("zero", "nonzero")
@@ -163,32 +164,18 @@ def _formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:
     return fa, fb, fc
 
 
-@dataclass(frozen=True)
-class Operands:
-    """The decoded logical-K operands of one dot product (section 1)."""
-
-    a: list[Decoded]
-    b: list[Decoded]
-    c: Decoded
-    scale_a: list[Decoded]
-    scale_b: list[Decoded]
-
-    def active(self, ops: Ops, lane: int) -> Bool:
-        """Lane ``lane`` has a nonzero product: neither factor decodes to zero."""
-        return ops.not_(ops.or_(self.a[lane].is_zero, self.b[lane].is_zero))
+def _decoded(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Operands:
+    """The logical-K operands of one dot product through the spec's decode stage
+    (sections 1, 2.1-2.2)."""
+    fs = FORMATS[desc.scaling] if desc.scaling else None
+    assert fs is None or isinstance(fs, FloatFormat)
+    return decode_operands(ops, *_formats(desc), inputs.a, inputs.b, inputs.c, fs,
+                           inputs.scale_a, inputs.scale_b)
 
 
-def decode_operands(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Operands:
-    fa, fb, fc = _formats(desc)
-    scales: tuple[list[Decoded], list[Decoded]] = ([], [])
-    if desc.scaling:
-        fs = FORMATS[desc.scaling]
-        assert isinstance(fs, FloatFormat)
-        scales = ([decode_float(ops, fs, s) for s in inputs.scale_a],
-                  [decode_float(ops, fs, s) for s in inputs.scale_b])
-    return Operands([decode_float(ops, fa, w) for w in inputs.a],
-                    [decode_float(ops, fb, w) for w in inputs.b],
-                    decode_float(ops, fc, inputs.c), *scales)
+def _active(ops: Ops, operands: Operands, lane: int) -> Bool:
+    """Lane ``lane`` has a nonzero product: neither factor decodes to zero."""
+    return ops.not_(ops.or_(operands.a[lane].is_zero, operands.b[lane].is_zero))
 
 
 def _scale_index(desc: Descriptor, lane: int) -> int:
@@ -224,7 +211,7 @@ def constraint_terms(ops: Ops, desc: Descriptor, inputs: DotInputs,
                      constraints: Constraints) -> list[Bool]:
     """Every condition a probe's inputs must meet, written over ``ops`` (also replayable)."""
     fa, fb, fc = _formats(desc)
-    operands = decode_operands(ops, desc, inputs)
+    operands = _decoded(ops, desc, inputs)
     terms = [metadata_legal(ops, desc, inputs)]
     terms += [_canonical(ops, w, fa.container_bits, fa.cleared_bits) for w in inputs.a]
     terms += [_canonical(ops, w, fb.container_bits, fb.cleared_bits) for w in inputs.b]
@@ -239,7 +226,7 @@ def constraint_terms(ops: Ops, desc: Descriptor, inputs: DotInputs,
         terms += [ops.not_(ops.or_(v.is_nan, v.is_inf))
                   for v in [*values, *operands.scale_a, *operands.scale_b]]
     k = desc.k
-    active = [operands.active(ops, lane) for lane in range(k)]
+    active = [_active(ops, operands, lane) for lane in range(k)]
     count = _count(ops, active)
     if constraints.active_lanes is not None:
         terms.append(ops.ule(count, min(constraints.active_lanes, (1 << count.width) - 1)))
@@ -333,8 +320,8 @@ def satisfies(desc: Descriptor, constraints: Constraints, words: Sequence[int]) 
 def operand_profile(desc: Descriptor, words: Sequence[int]) -> tuple[int, int]:
     """``(active lanes, raw exponent spread of the nonzero A, B, C)`` of concrete words."""
     inputs = _constant_inputs(desc, words)
-    operands = decode_operands(SCALAR, desc, inputs)
-    active = sum(SCALAR.truth(operands.active(SCALAR, lane)) for lane in range(desc.k))
+    operands = _decoded(SCALAR, desc, inputs)
+    active = sum(SCALAR.truth(_active(SCALAR, operands, lane)) for lane in range(desc.k))
     raws = [SCALAR.signed_value(v.raw) for v in [*operands.a, *operands.b, operands.c]
             if not SCALAR.truth(v.is_zero)]
     return active, (max(raws) - min(raws)) if raws else 0
