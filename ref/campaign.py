@@ -407,7 +407,8 @@ def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[s
         else:
             _write_columns(runner, path, progress)
     except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+        shared = " (Dask workers must share this file system)" if dask else ""
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}{shared}") from None
     finally:
         if runner.client is not None:
             runner.client.close()
