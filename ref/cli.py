@@ -401,10 +401,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from tcspec.ref.bench import run_benchmarks
+    from tcspec.spec.catalog import CATALOG
 
     if args.rows < 1:
         raise UsageError(f"--rows must be at least 1, got {args.rows}")
-    run_benchmarks(args.datapath or None, args.rows, args.scalar_seconds, args.json)
+    if args.all and args.datapath:
+        raise UsageError("give --all or --datapath, not both")
+    names = list(CATALOG) if args.all else args.datapath or None
+    run_benchmarks(names, args.rows, args.scalar_seconds, args.json)
     return 0
 
 
@@ -716,6 +720,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="throughput of every lowering side by side (dots/s), "
                        "kernel compile and cache-load times")
     p.add_argument("--datapath", action="append", help="repeatable; default: a representative set")
+    p.add_argument("--all", action="store_true", help="every catalogued datapath")
     p.add_argument("--rows", type=int, default=20000, help="batch size for the NumPy backend")
     p.add_argument("--scalar-seconds", type=float, default=1.0,
                    help="time budget per scalar measurement")

@@ -6,7 +6,10 @@ function of uint32 input columns. Rows are processed in blocks of
 :data:`BLOCK` rows; the body is cut into *segments* of consecutive nodes,
 each a branch-free loop over the block (``ite`` is a select, booleans are
 all-ones masks, shifts are guarded: an amount at or above the width gives 0
-or the sign fill, never C's undefined behaviour). Values used by a later
+or the sign fill, never C's undefined behaviour). Each value lives in the
+narrowest lane that holds it (:func:`lane_bits`: 32 bits for booleans and
+values of up to 32 bits, else 64), so most instructions work on twice the
+rows of a 64-bit lane. Values used by a later
 segment live in per-block column buffers, reused once dead; the rest stay
 in registers. Every loop has a fixed trip count and no branches, so the
 compiler vectorises it. The system C compiler builds the shared object once
@@ -38,7 +41,7 @@ from tcspec.ref import cgen
 from tcspec.smt.trace import Node, walk
 from tcspec.spec.descriptor import Descriptor
 
-GENERATOR_VERSION = "tcspec-kernels-4"
+GENERATOR_VERSION = "tcspec-kernels-5"
 BLOCK = 32
 """Rows per block: every segment loop runs this many rows."""
 SEGMENT = 100
@@ -58,57 +61,111 @@ CACHED_MIN_ROWS = 2_048
 _U64 = "uint64_t"
 
 
-_MASKED = ("eq", "ult", "ule", "slt", "sle", "band", "bor", "bxor", "bnot", "ite",
-           "shl", "lshr", "ashr")
-"""Primitives printed here in vectorisable form; the rest come from :mod:`ref.cgen`."""
+def lane_bits(node: Node) -> int:
+    """The C lane a value lives in: 32 bits for booleans (all-ones masks) and values of at most
+    32 bits, 64 bits for wider ones. Narrow lanes double the rows per vector instruction."""
+    return 32 if node.width is None or node.width <= 32 else 64
+
+
+_LANE_TYPE = {32: "uint32_t", 64: _U64}
+_SIGNED_TYPE = {32: "int32_t", 64: "int64_t"}
+
+
+def _literal(value: int, bits: int) -> str:
+    if not 0 <= value < 1 << bits:
+        raise ValueError(f"constant 0x{value:X} does not fit a {bits}-bit lane")
+    return f"0x{value:X}u" if bits == 32 else f"UINT64_C(0x{value:X})"
+
+
+def _masked(expr: str, width: int, bits: int) -> str:
+    """``expr`` (a ``bits``-bit lane) reduced to ``width`` bits; no mask at the lane width."""
+    return expr if width >= bits else f"({expr} & {_literal((1 << width) - 1, bits)})"
 
 
 class _Printer:
-    """C expressions of DAG nodes, given how to refer to a non-constant operand.
+    """C expressions of DAG nodes, each in its :func:`lane_bits` lane, given how to refer to a
+    computed value (a variable of the node's own lane type).
 
-    Booleans are all-ones/zero ``uint64_t`` masks, so ``ite`` is a select by
-    ``&``/``|`` and comparisons and shifts need no branch.
+    Booleans are all-ones/zero masks, so ``ite`` is a select by ``&``/``|``;
+    comparisons and shifts need no branch, and an amount at or above the
+    width gives 0 or the sign fill (never C's undefined behaviour).
     """
 
     def __init__(self, ref: Callable[[Node], str]) -> None:
         self.ref = ref
 
-    def operand(self, node: Node) -> str:
+    def value(self, node: Node, bits: int) -> str:
+        """``node``'s value as a ``bits``-bit lane expression (zero-extended; booleans
+        sign-extended, so a mask stays all ones)."""
+        node = _strip_zext(node)
         if node.op == "bool_const":
-            return "~UINT64_C(0)" if node.value else "UINT64_C(0)"
+            return _literal((1 << bits) - 1 if node.value else 0, bits)
         if node.op == "const":
-            return cgen.c_expr(node, self.ref)
-        return self.ref(node)
+            return _literal(node.value, bits)
+        name, have = self.ref(node), lane_bits(node)
+        if have == bits:
+            return name
+        if bits == 64:
+            return (f"((uint64_t)(int64_t)(int32_t){name})" if node.width is None
+                    else f"((uint64_t){name})")
+        if node.width is not None:
+            raise ValueError(f"a {node.width}-bit value cannot narrow to a 32-bit lane")
+        return f"((uint32_t){name})"
 
     def expr(self, node: Node) -> str:
-        op, w = node.op, node.width
-        if op == "mul" and all(_strip_zext(x).width <= 32 for x in node.args):
-            x, y = (self.operand(arg) for arg in node.args)
-            return f"(((uint64_t)(uint32_t){x} * (uint32_t){y}) & {cgen.mask_literal(w)})"
-        if op not in _MASKED:
-            return cgen.c_expr(node, self.operand)
-        a = [self.operand(x) for x in node.args]
-        if op in ("shl", "lshr"):
-            sym = "<<" if op == "shl" else ">>"
-            shifted = f"(({a[0]} {sym} ({a[1]} & 63)) & {cgen.mask_literal(w)})"
-            return f"({shifted} & (UINT64_C(0) - (uint64_t)({a[1]} < {w})))"
-        if op == "ashr":
-            amount = f"({a[1]} < 63 ? {a[1]} : 63)"
-            return (f"((uint64_t)((int64_t)tcspec_bv_sext({a[0]}, {w}u) >> {amount}) & "
-                    f"{cgen.mask_literal(w)})")
+        op, w, bits = node.op, node.width, lane_bits(node)
+        kind = _LANE_TYPE[bits]
+        if op == "extract":
+            hi, lo = node.params
+            source = max(lane_bits(_strip_zext(node.args[0])), bits)
+            if lo >= source:
+                return _literal(0, bits)
+            x = self.value(node.args[0], source)
+            picked = _masked(f"({x} >> {lo})", hi - lo + 1, source)
+            return picked if source == bits else f"(({kind}){picked})"
         if op in ("eq", "ult", "ule", "slt", "sle"):
-            x, y = a
+            source = lane_bits(node.args[0])
+            x, y = (self.value(arg, source) for arg in node.args)
             if op in ("slt", "sle"):
-                sign = f"UINT64_C(0x{1 << (node.args[0].width - 1):X})"
+                sign = _literal(1 << (node.args[0].width - 1), source)
                 x, y = f"({x} ^ {sign})", f"({y} ^ {sign})"
             cmp = dict(eq="==", ult="<", ule="<=", slt="<", sle="<=")[op]
-            return f"(UINT64_C(0) - (uint64_t)({x} {cmp} {y}))"
-        if op in ("band", "bor", "bxor"):
-            return f"({a[0]} {dict(band='&', bor='|', bxor='^')[op]} {a[1]})"
+            return f"(0u - (uint32_t)({x} {cmp} {y}))"
+        if op == "mul" and bits == 64 and all(_strip_zext(x).width <= 32 for x in node.args):
+            x, y = (self.value(arg, 32) for arg in node.args)
+            return _masked(f"((uint64_t){x} * {y})", w, 64)
+        a = [self.value(arg, bits) for arg in node.args]
+        if op in _BITWISE:
+            return f"({a[0]} {_BITWISE[op]} {a[1]})"
         if op == "bnot":
             return f"(~{a[0]})"
-        c, t, e = a
-        return f"(({t} & {c}) | ({e} & ~{c}))"
+        if op == "ite":
+            c, t, e = a
+            return f"(({t} & {c}) | ({e} & ~{c}))"
+        if op == "concat":
+            return f"(({a[0]} << {node.args[1].width}) | {a[1]})"
+        if op == "sext":
+            sign = _literal(1 << (node.args[0].width - 1), bits)
+            return _masked(f"(({a[0]} ^ {sign}) - {sign})", w, bits)
+        if op == "not":
+            return f"({a[0]} ^ {_literal((1 << w) - 1, bits)})"
+        if op == "neg":
+            return _masked(f"(({kind})0 - {a[0]})", w, bits)
+        if op in ("add", "sub", "mul"):
+            return _masked(f"({a[0]} {dict(add='+', sub='-', mul='*')[op]} {a[1]})", w, bits)
+        if op in ("shl", "lshr"):
+            sym = "<<" if op == "shl" else ">>"
+            shifted = _masked(f"({a[0]} {sym} ({a[1]} & {bits - 1}))", w, bits)
+            return f"({shifted} & (({kind})0 - ({kind})({a[1]} < {w})))"
+        if op == "ashr":
+            sign = _literal(1 << (w - 1), bits)
+            extended = f"({_SIGNED_TYPE[bits]})(({a[0]} ^ {sign}) - {sign})"
+            amount = f"({a[1]} < {bits - 1} ? {a[1]} : {bits - 1})"
+            return _masked(f"(({kind})({extended} >> {amount}))", w, bits)
+        raise ValueError(f"no C kernel lowering for primitive {op!r}")
+
+
+_BITWISE = {"band": "&", "bor": "|", "bxor": "^", "and": "&", "or": "|", "xor": "^"}
 
 
 def _strip_zext(node: Node) -> Node:
@@ -151,9 +208,12 @@ def _operands(node: Node, cheap: set[int]) -> set[int]:
     return out
 
 
-def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]) -> dict[int, int]:
-    """A block buffer for each value used outside its segment, reused once dead."""
+def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]
+             ) -> dict[int, tuple[str, int]]:
+    """A block buffer ``(lane type, slot)`` for each value used outside its segment, of the
+    node's :func:`lane_bits` type, reused once dead."""
     born = {node.id: s for s, seg in enumerate(segments) for node in seg}
+    kinds = {node.id: _LANE_TYPE[lane_bits(node)] for seg in segments for node in seg}
     last_use: dict[int, int] = {}
     tail = Node(-1, "final", (final,), (), None)
     for s, seg in enumerate(segments):
@@ -161,21 +221,23 @@ def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]) -> dict[i
             for nid in _operands(node, cheap):
                 if nid in born and born[nid] != s:
                     last_use[nid] = s
-    buffers: dict[int, int] = {}
-    free: list[int] = []
-    count = 0
+    buffers: dict[int, tuple[str, int]] = {}
+    free: dict[str, list[int]] = {kind: [] for kind in _LANE_TYPE.values()}
+    count = dict.fromkeys(_LANE_TYPE.values(), 0)
     dying: dict[int, list[int]] = {}
     for nid, s in last_use.items():
         dying.setdefault(s, []).append(nid)
     for s, seg in enumerate(segments):
         for node in seg:
             if node.id in last_use:
-                if not free:
-                    free.append(count)
-                    count += 1
-                buffers[node.id] = free.pop()
+                kind = kinds[node.id]
+                if not free[kind]:
+                    free[kind].append(count[kind])
+                    count[kind] += 1
+                buffers[node.id] = (kind, free[kind].pop())
         for nid in dying.get(s, []):
-            free.append(buffers[nid])
+            kind, slot = buffers[nid]
+            free[kind].append(slot)
     return buffers
 
 
@@ -199,9 +261,16 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
     segments = [order[i:i + segment] for i in range(0, len(order), segment)] or [[]]
     final = _strip_zext(output)
     buffers = _buffers(segments, final, cheap)
-    slots = max(len(set(buffers.values())), 1)
+    slots = {kind: max([slot + 1 for k, slot in buffers.values() if k == kind], default=1)
+             for kind in _LANE_TYPE.values()}
+    arrays = {kind: f"T{kind[4:-2]}" for kind in _LANE_TYPE.values()}
     width = max(len(inputs), 1)
     parts: list[list[str]] = []
+
+    def load(node: Node) -> str:
+        kind, slot = buffers[node.id]
+        return f"{arrays[kind]}[{slot}][i]"
+
     for s, seg in enumerate(segments):
         local: set[int] = set()
         body: list[str] = []
@@ -211,36 +280,41 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
                 printer: _Printer = printer) -> str:
             node = _strip_zext(node)
             if node.op in ("const", "bool_const"):
-                return printer.operand(node)
+                return printer.value(node, lane_bits(node))
             if node.id not in local:
                 if node.op == "var":
-                    body.append(f"    {_U64} v{node.id} = src[{column[node.id]}][i];")
+                    body.append(f"    uint32_t v{node.id} = src[{column[node.id]}][i];")
                 elif node.id in cheap:
-                    body.append(f"    {_U64} v{node.id} = {printer.expr(node)};")
+                    body.append(f"    {_LANE_TYPE[lane_bits(node)]} v{node.id} = "
+                                f"{printer.expr(node)};")
                 else:
-                    return f"T[{buffers[node.id]}][i]"
+                    return load(node)
                 local.add(node.id)
             return f"v{node.id}"
 
         for node in seg:
             expr = printer.expr(node)
-            body.append(f"    {_U64} v{node.id} = {expr};")
+            body.append(f"    {_LANE_TYPE[lane_bits(node)]} v{node.id} = {expr};")
             local.add(node.id)
             if node.id in buffers:
-                body.append(f"    T[{buffers[node.id]}][i] = v{node.id};")
+                kind, slot = buffers[node.id]
+                body.append(f"    {arrays[kind]}[{slot}][i] = v{node.id};")
         if s == len(segments) - 1:
             body.append(f"    dst[i] = (uint32_t)({ref(final)});")
         if s % part == 0:
             parts.append([])
         parts[-1] += ["  for (int i = 0; i < B; i++) {", *body, "  }"]
+    params = ", ".join(f"{kind} (*restrict {arrays[kind]})[B]" for kind in _LANE_TYPE.values())
+    args = ", ".join(arrays[kind] for kind in _LANE_TYPE.values())
     lines = ["#include <stdint.h>", "#include <string.h>", cgen.C_HD_MACRO, cgen.C_HELPERS,
              f"#define B {block}"]
     for p, text in enumerate(parts):
         lines += [f"static __attribute__((noinline)) void {name}_part{p}(",
-                  "    uint64_t (*restrict T)[B], const uint32_t *const *restrict src,",
+                  f"    {params}, const uint32_t *const *restrict src,",
                   "    uint32_t *restrict dst) {", *text, "}"]
     lines += [f"void {name}(int64_t n, const uint32_t *const *cols, uint32_t *out) {{",
-              f"  uint64_t T[{slots}][B] __attribute__((aligned(64)));",
+              *[f"  {kind} {arrays[kind]}[{slots[kind]}][B] __attribute__((aligned(64)));"
+                for kind in _LANE_TYPE.values()],
               f"  uint32_t pad[{width}][B] __attribute__((aligned(64)));",
               "  uint32_t tail[B];",
               f"  const uint32_t *src[{width}];",
@@ -253,7 +327,7 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
               "      memcpy(pad[j], cols[j] + base, (size_t)m * sizeof(uint32_t));",
               "      src[j] = pad[j];",
               "    }",
-              *[f"    {name}_part{p}(T, src, dst);" for p in range(len(parts))],
+              *[f"    {name}_part{p}({args}, src, dst);" for p in range(len(parts))],
               "    if (m < B) memcpy(out + base, tail, (size_t)m * sizeof(uint32_t));",
               "  }", "}",
               f"uint32_t {name}_dot(const uint32_t *words) {{",

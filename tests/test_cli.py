@@ -135,7 +135,20 @@ def test_tour_and_bench_run(capsys):
     assert code == 0 and "0x3F7FFFFE" in out
     code, out, _ = run(capsys, "bench", "--datapath", "tf32", "--rows", "200",
                        "--scalar-seconds", "0.05")
-    assert code == 0 and "dense-tf32" in out
+    assert code == 0 and "dense-tf32" in out and "NumPy on" in out and "of 1 datapaths" in out
+    code, _, err = run(capsys, "bench", "--all", "--datapath", "tf32")
+    assert code == 2 and "--all or --datapath" in err
+
+
+def test_bench_ratio_summary():
+    from tcspec.ref.bench import ratio_summary
+
+    rows = [{"datapath": "x", "kernel": 300.0, "numpy": 10.0},
+            {"datapath": "y", "kernel": 150.0, "numpy": 10.0},
+            {"datapath": "z", "kernel": None, "numpy": 10.0}]
+    assert ratio_summary(rows) == ("kernel >= 20x NumPy on 1 of 2 datapaths; median 30.0x; "
+                                   "lowest: y 15.0x, x 30.0x")
+    assert ratio_summary([]) is None
 
 
 def test_module_entry_point_exits_with_status():
