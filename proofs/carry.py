@@ -15,17 +15,27 @@ quantum ``q`` the product path can choose (``q >= top raw - 39``):
   see :func:`reachable_excess`).
 
 Every group of every K is this one function of its words, scales and
-``q``. On the full ``dense-nvfp4`` datapath: a solver-found input where
-group truncation (``hardware``) and per-product truncation
-(``nvfp4-per-product``, section 7) give different F32 words, and the B200
-word ``nvfp4-k4-product-carry`` is such an input.
+``q``. The bounds are proved by ``lemmas`` (:data:`COMPOSITION`; the two
+monolithic queries of :func:`bound_queries` did not finish in 120 s): the
+spec's per-product alignment and its group sum and alignment are each shown
+to be the truncation toward zero of the products' exact values (integers in
+units of ``2^e``, stated with left shifts only), and a carry-step lemma over
+free integers bounds ``T(x + y) - T(x) - T(y)``; induction over the G
+products gives 0..G-1 (within G-1 for mixed signs).
+
+On the full ``dense-nvfp4`` datapath: a solver-found input where group
+truncation (``hardware``) and per-product truncation (``nvfp4-per-product``,
+section 7) give different F32 words, and the B200 word
+``nvfp4-k4-product-carry`` is such an input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tcspec.proofs.core import (
+    LEMMAS,
     Property,
     Query,
     Row,
@@ -36,14 +46,17 @@ from tcspec.proofs.core import (
     layout_variables,
     run_dot,
 )
+from tcspec.proofs.error_bound import smax_step_query
 from tcspec.ref.vectorfiles import frozen_record
-from tcspec.spec.accumulate import align_to_window, exact_product
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.accumulate import align_to_window, exact_product, max_raw
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import align_group, exact_group_sum, rules_for
+from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rules_for
 from tcspec.spec.candidates import build_model
 from tcspec.spec.catalog import input_layout
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, decode_float
+from tcspec.spec.exact import raw_ceiling
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
 
 PER_PRODUCT = "nvfp4-per-product"
 CARRY_WORD = "nvfp4-k4-product-carry"
@@ -66,35 +79,85 @@ def group_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
             + (("scale_a", 8), ("scale_b", 8), ("q", EXP_WIDTH)))
 
 
-def group_and_products(ops: Ops, desc: Descriptor, values: Variables, exact: bool = False
-                       ) -> tuple[BV, BV, Bool, Bool, Bool]:
-    """``(group units, per-product unit sum, q usable, same sign, mixed signs)`` of one group."""
-    g = group_size(desc)
+def group_formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:
+    """``(A element, B element, scale)`` formats of a block-scaled datapath."""
     fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling or ""])
     assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
     assert isinstance(fs, FloatFormat)
+    return fa, fb, fs
+
+
+@dataclass(frozen=True)
+class GroupTerms:
+    """One group's decoded scales and its element, scale-pair and scaled product terms."""
+
+    scales: tuple[Decoded, Decoded]
+    scale_pair: Term
+    elements: list[Term]
+    products: list[Term]
+
+
+def group_terms(ops: Ops, desc: Descriptor, values: Variables, count: int | None = None
+                ) -> GroupTerms:
+    """The terms of ``count`` (default G) products ``a{i} * b{i} * scale_a * scale_b``."""
+    g = group_size(desc) if count is None else count
+    fa, fb, fs = group_formats(desc)
     lanes_a = [decode_float(ops, fa, values[f"a{i}"]) for i in range(g)]
     lanes_b = [decode_float(ops, fb, values[f"b{i}"]) for i in range(g)]
-    scales = [decode_float(ops, fs, values[name]) for name in ("scale_a", "scale_b")]
+    scales = (decode_float(ops, fs, values["scale_a"]), decode_float(ops, fs, values["scale_b"]))
     scale_pair = exact_product(ops, scales[0].term, scales[1].term)
     elements = [exact_product(ops, x.term, y.term) for x, y in zip(lanes_a, lanes_b)]
     products = [exact_product(ops, e, scale_pair) for e in elements]
-    bound = _window_bound(desc)
-    group = exact_group_sum(ops, fa, fb, elements, scale_pair, products)
-    q = group.exponent if exact else values["q"]
-    grouped = align_group(ops, group, q, bound)
-    singles = [align_to_window(ops, p, q, bound) for p in products]
-    width = max(grouped.width, *(u.width for u in singles)) + g.bit_length()
-    per_product = ops.sum([ops.sext(u, width) for u in singles])
-    grouped = ops.sext(grouped, width)
+    return GroupTerms(scales, scale_pair, elements, products)
+
+
+def highest_quantum(desc: Descriptor) -> int:
+    """The largest product-path quantum: ``q <= max raw of A, B and both scales - scale window``."""
+    fa, fb, fs = group_formats(desc)
     rules = rules_for(desc.kind, desc.scaling or "")
-    highest = fa.max_raw + fb.max_raw + 2 * fs.max_raw - rules.scale_window
-    usable = ops.and_(group.nonzero, ops.sge(q, ops.sub(group.top_raw, rules.product_window)),
-                      ops.sle(q, highest), ops.not_(ops.any_(scale.is_nan for scale in scales)))
-    positive = ops.all_(ops.implies(p.nonzero, ops.not_(p.negative)) for p in products)
-    negative = ops.all_(ops.implies(p.nonzero, p.negative) for p in products)
+    return fa.max_raw + fb.max_raw + 2 * fs.max_raw - (rules.scale_window or 0)
+
+
+def group_sum(ops: Ops, desc: Descriptor, terms: GroupTerms) -> GroupSum:
+    """The spec's exact sum of the group (``exact_group_sum``)."""
+    fa, fb, _ = group_formats(desc)
+    return exact_group_sum(ops, fa, fb, terms.elements, terms.scale_pair, terms.products)
+
+
+def group_units(ops: Ops, desc: Descriptor, terms: GroupTerms, q: BV) -> tuple[BV, list[BV]]:
+    """``(align_group of exact_group_sum, align_to_window of each product)`` at ``q``."""
+    bound = _window_bound(desc)
+    return (align_group(ops, group_sum(ops, desc, terms), q, bound),
+            [align_to_window(ops, p, q, bound) for p in terms.products])
+
+
+def compared(ops: Ops, grouped: BV, singles: list[BV]) -> tuple[BV, BV]:
+    """``(group units, per-product unit sum)`` sign-extended to one width that holds both
+    and their sum."""
+    width = max(grouped.width, *(u.width for u in singles)) + len(singles).bit_length()
+    return ops.sext(grouped, width), ops.sum([ops.sext(u, width) for u in singles])
+
+
+def group_usable(ops: Ops, desc: Descriptor, terms: GroupTerms, q: BV) -> Bool:
+    """``q`` is a quantum the product path can choose for this group: some product is
+    nonzero, ``q >= top raw - product window``, ``q <= highest``, no scale is NaN."""
+    top_raw, nonzero = max_raw(ops, terms.products)
+    rules = rules_for(desc.kind, desc.scaling or "")
+    return ops.and_(nonzero, ops.sge(q, ops.sub(top_raw, rules.product_window)),
+                    ops.sle(q, highest_quantum(desc)),
+                    ops.not_(ops.any_(scale.is_nan for scale in terms.scales)))
+
+
+def group_and_products(ops: Ops, desc: Descriptor, values: Variables
+                       ) -> tuple[BV, BV, Bool, Bool, Bool]:
+    """``(group units, per-product unit sum, q usable, same sign, mixed signs)`` of one group."""
+    terms = group_terms(ops, desc, values)
+    q = values["q"]
+    grouped, per_product = compared(ops, *group_units(ops, desc, terms, q))
+    positive = ops.all_(ops.implies(p.nonzero, ops.not_(p.negative)) for p in terms.products)
+    negative = ops.all_(ops.implies(p.nonzero, p.negative) for p in terms.products)
     same_sign = ops.or_(positive, negative)
-    return grouped, per_product, usable, same_sign, ops.not_(same_sign)
+    return grouped, per_product, group_usable(ops, desc, terms, q), same_sign, ops.not_(same_sign)
 
 
 def _excess(ops: Ops, grouped: BV, per_product: BV) -> BV:
@@ -176,13 +239,354 @@ def _group_detail(desc: Descriptor) -> str:
 
 
 def check_bounds(desc: Descriptor, k: int, settings: Settings) -> Row:
-    return check_queries("k-group-carry", desc, k, bound_queries(desc), settings,
-                         detail=_group_detail(desc))
+    """The bounds by the lemmas of :func:`bound_lemmas` (the monolithic bound queries did
+    not finish in 120 s)."""
+    detail = f"{_group_detail(desc)}. {COMPOSITION} {static_widths(desc)}."
+    return check_queries("k-group-carry", desc, k, bound_lemmas(desc), settings, LEMMAS,
+                         detail)
 
 
 def check_ends(desc: Descriptor, k: int, settings: Settings) -> Row:
     return check_queries("k-group-carry-ends", desc, k, end_queries(desc), settings,
                          detail=_group_detail(desc))
+
+
+# ------------------------------------------------------------------ lemmas
+
+
+def floor_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
+    """``result = floor(value * 2^shift)`` (``value``, ``result`` unsigned, ``shift`` signed),
+    stated with left shifts only, in a register where neither side can wrap."""
+    width = value.width + result.width + 2
+    v, r = ops.zext(value, width), ops.zext(result, width)
+    k = ops.resize_signed(shift, max(shift.width, width.bit_length() + 1))
+    down = ops.neg(k)
+    exact = ops.and_(ops.ult(k, width), ops.eq(ops.shl(v, k), r), ops.eq(ops.lshr(r, k), v))
+    below = ops.ite(ops.uge(down, value.width), ops.eq(result, 0),
+                    ops.and_(ops.ule(ops.shl(r, down), v),
+                             ops.ult(v, ops.shl(ops.add(r, 1), down))))
+    return ops.ite(ops.eq(value, 0), ops.eq(result, 0), ops.ite(ops.sge(k, 0), exact, below))
+
+
+def truncates(ops: Ops, x: BV, shift: BV, units: BV) -> Bool:
+    """``units = trunc(x * 2^shift)`` toward zero (``x`` and ``units`` signed)."""
+    signed = ops.ite(ops.sign(x), ops.sle(units, 0), ops.sge(units, 0))
+    return ops.and_(signed, floor_shift_holds(ops, ops.abs_signed(x), shift,
+                                              ops.abs_signed(units)))
+
+
+def value_width(desc: Descriptor) -> int:
+    """Bits of one product's exact value in units of ``2^e`` (:func:`product_values`)."""
+    fa, fb, fs = group_formats(desc)
+    spread = raw_ceiling(fa) + raw_ceiling(fb) - fa.min_raw - fb.min_raw
+    return fa.sig_bits + fb.sig_bits + 2 * fs.sig_bits + spread + 1
+
+
+def product_values(ops: Ops, desc: Descriptor, terms: GroupTerms) -> tuple[list[BV], BV]:
+    """``([X_i], e)``: each product's exact value as a signed integer in units of ``2^e``,
+    ``e`` the scale pair's value exponent plus the lowest element value exponent (so every
+    product of the group is a whole number of units; section 4)."""
+    fa, fb, _ = group_formats(desc)
+    pair = terms.scale_pair
+    lowest = fa.min_raw + fb.min_raw - fa.frac_bits - fb.frac_bits
+    e = ops.add(ops.sub(pair.raw, pair.frac_offset), lowest)
+    width = value_width(desc)
+    values = []
+    for p in terms.products:
+        placed = ops.shl(ops.zext(p.mag, width), ops.sub(ops.sub(p.raw, p.frac_offset), e))
+        values.append(ops.ite(p.negative, ops.neg(placed), placed))
+    return values, e
+
+
+def sum_width(desc: Descriptor) -> int:
+    """Bits of the exact sum of G product values (and of every partial sum)."""
+    return value_width(desc) + group_size(desc).bit_length()
+
+
+def align_product_query(desc: Descriptor) -> Query:
+    """Violation of: for one product with ``raw <= q + product window`` when nonzero, no NaN
+    scale and ``q`` at most the highest quantum, ``align_to_window`` gives ``T(X)``, and
+    ``X >= 0`` (``<= 0``) when the product is positive (negative) or zero."""
+    rules = rules_for(desc.kind, desc.scaling or "")
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        terms = group_terms(ops, desc, values, count=1)
+        (p,) = terms.products
+        q = values["q"]
+        (x,), e = product_values(ops, desc, terms)
+        units = align_to_window(ops, p, q, _window_bound(desc))
+        pre = ops.and_(ops.implies(p.nonzero, ops.sle(p.raw, ops.add(q, rules.product_window))),
+                       ops.sle(q, highest_quantum(desc)),
+                       ops.not_(ops.any_(scale.is_nan for scale in terms.scales)))
+        ok = ops.and_(truncates(ops, x, ops.sub(e, q), units),
+                      ops.implies(ops.implies(p.nonzero, ops.not_(p.negative)), ops.sge(x, 0)),
+                      ops.implies(ops.implies(p.nonzero, p.negative), ops.sle(x, 0)))
+        return ops.and_(pre, ops.not_(ok)), {"units": units, "value": x}
+
+    variables = (("a0", 32), ("b0", 32), ("scale_a", 8), ("scale_b", 8), ("q", EXP_WIDTH))
+    return Query("align-product", "forall", variables, body)
+
+
+def exponent_range(desc: Descriptor) -> tuple[int, int]:
+    """Static range of ``e`` (:func:`product_values`) over every pair of scale words."""
+    fa, fb, fs = group_formats(desc)
+    lowest = fa.min_raw + fb.min_raw - fa.frac_bits - fb.frac_bits - 2 * fs.frac_bits
+    return 2 * fs.min_raw + lowest, 2 * raw_ceiling(fs) + lowest
+
+
+def _below_power(ops: Ops, mag: BV, amount: BV) -> Bool:
+    """``mag < 2^amount`` (unsigned ``mag``, signed ``amount``; false when it is negative)."""
+    width = mag.width + 1
+    return ops.and_(ops.sge(amount, 0), ops.or_(
+        ops.sge(amount, mag.width),
+        ops.ult(ops.zext(mag, width), ops.shl(ops.const(1, width), amount))))
+
+
+def _signed(ops: Ops, negative: Bool, mag: BV, width: int) -> BV:
+    wide = ops.zext(mag, width)
+    return ops.ite(negative, ops.neg(wide), wide)
+
+
+def element_values(ops: Ops, desc: Descriptor, terms: GroupTerms, width: int) -> list[BV]:
+    """Each element product ``a_i * b_i`` (no scales) as a signed integer in units of the
+    lowest element value exponent, in ``width`` bits."""
+    fa, fb, _ = group_formats(desc)
+    lowest = fa.min_raw + fb.min_raw - fa.frac_bits - fb.frac_bits
+    values = []
+    for term in terms.elements:
+        placed = ops.shl(ops.zext(term.mag, width),
+                         ops.sub(ops.sub(term.raw, term.frac_offset), lowest))
+        values.append(ops.ite(term.negative, ops.neg(placed), placed))
+    return values
+
+
+def common_width(desc: Descriptor) -> int:
+    """The register of the distributivity lemmas: holds every product value, their sum and
+    the group's signed magnitude."""
+    ops = TraceOps()
+    names = {name: ops.variable(name, width) for name, width in group_variables(desc)}
+    group = group_sum(ops, desc, group_terms(ops, desc, names))
+    return max(group.mag.width, sum_width(desc)) + 2
+
+
+def _scale_mag(ops: Ops, terms: GroupTerms, width: int) -> BV:
+    return ops.zext(terms.scale_pair.mag, width)
+
+
+def product_value_query(desc: Descriptor) -> Query:
+    """Violation of: one product's value ``X`` is its element value ``y`` times the scale
+    pair's significand ``s`` (``X = y s``)."""
+    width = common_width(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        terms = group_terms(ops, desc, values, count=1)
+        (x,), _ = product_values(ops, desc, terms)
+        (y,) = element_values(ops, desc, terms, width)
+        return ops.ne(ops.sext(x, width), ops.mul(y, _scale_mag(ops, terms, width))), {
+            "value": x}
+
+    variables = (("a0", 32), ("b0", 32), ("scale_a", 8), ("scale_b", 8))
+    return Query("product-value", "forall", variables, body)
+
+
+def distributive_query(desc: Descriptor) -> Query:
+    """Violation of ``(x + y) s = x s + y s`` (modulo ``2^width``) for free ``x``, ``y``, ``s``."""
+    width = common_width(desc)
+    ops0 = TraceOps()
+    names = {name: ops0.variable(name, w) for name, w in group_variables(desc)}
+    scale_width = group_terms(ops0, desc, names).scale_pair.mag.width
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x, y, s = values["x"], values["y"], ops.zext(values["s"], width)
+        return ops.ne(ops.mul(ops.add(x, y), s), ops.add(ops.mul(x, s), ops.mul(y, s))), {}
+
+    return Query("distributive", "forall", (("x", width), ("y", width), ("s", scale_width)),
+                 body)
+
+
+def group_value_query(desc: Descriptor) -> Query:
+    """Violation of: ``exact_group_sum`` has value exponent ``e`` and signed magnitude
+    ``(y_1 + ... + y_G) s`` (the element values summed, times the scale significand)."""
+    width = common_width(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        terms = group_terms(ops, desc, values)
+        _, e = product_values(ops, desc, terms)
+        group = group_sum(ops, desc, terms)
+        scaled = ops.mul(ops.sum(element_values(ops, desc, terms, width)),
+                         _scale_mag(ops, terms, width))
+        ok = ops.and_(ops.eq(group.exponent, e),
+                      ops.eq(_signed(ops, group.negative, group.mag, width), scaled))
+        return ops.not_(ok), {"group_mag": group.mag}
+
+    return Query("group-value", "forall", group_variables(desc)[:-1], body)
+
+
+def group_bound_query(desc: Descriptor) -> Query:
+    """Violation of: at a usable ``q``, the group value is below ``2^(q + window bound +
+    excess)`` (so ``align_group`` cannot overflow), ``e`` is in its static range and
+    ``q >= e - window bound``."""
+    low, high = exponent_range(desc)
+    bound = _window_bound(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        terms = group_terms(ops, desc, values)
+        q = values["q"]
+        _, e = product_values(ops, desc, terms)
+        group = group_sum(ops, desc, terms)
+        room = ops.sub(ops.add(q, bound + group.excess), e)
+        ok = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
+                      _below_power(ops, group.mag, room))
+        return ops.and_(group_usable(ops, desc, terms, q), ops.not_(ok)), {"room": room}
+
+    return Query("group-bound", "forall", group_variables(desc), body)
+
+
+def align_group_query(desc: Descriptor) -> Query:
+    """Violation of: for a free group value ``(-1)^negative mag 2^e`` below
+    ``2^(q + window bound + excess)``, ``e`` in range, ``e - window bound <= q <=`` the
+    highest quantum, ``align_group`` gives ``T(value)`` (units of ``2^q``, toward zero)."""
+    low, high = exponent_range(desc)
+    bound = _window_bound(desc)
+    ops0 = TraceOps()
+    names = {name: ops0.variable(name, width) for name, width in group_variables(desc)}
+    template = group_sum(ops0, desc, group_terms(ops0, desc, names))
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        negative, mag, e, q = (ops.eq(values["negative"], 1), values["mag"], values["e"],
+                               values["q"])
+        group = GroupSum(negative, mag, e, e, e, ops.ne(mag, 0), template.excess)
+        units = align_group(ops, group, q, bound)
+        pre = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
+                       ops.sle(q, highest_quantum(desc)),
+                       _below_power(ops, mag, ops.sub(ops.add(q, bound + group.excess), e)))
+        ok = truncates(ops, _signed(ops, negative, mag, mag.width + 1), ops.sub(e, q), units)
+        return ops.and_(pre, ops.not_(ok)), {"group_units": units}
+
+    variables = (("negative", 1), ("mag", template.mag.width), ("e", EXP_WIDTH),
+                 ("q", EXP_WIDTH))
+    return Query("align-group", "forall", variables, body)
+
+
+def units_width(desc: Descriptor) -> int:
+    """Bits that hold T of any partial sum of a group (G product units plus G carries)."""
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in group_variables(desc)}
+    grouped, singles = group_units(ops, desc, group_terms(ops, desc, values), values["q"])
+    return max(grouped.width, *(u.width for u in singles)) + group_size(desc).bit_length() + 1
+
+
+def carry_step_query(desc: Descriptor, case: str) -> Query:
+    """Violation of, for free integers ``X``, ``Y`` and a shift ``sh``, with
+    ``c = T(X + Y) - T(X) - T(Y)``: ``sh >= 0`` gives ``c = 0`` (``case="exact"``); ``sh < 0``
+    gives ``c`` in 0..1 when ``X, Y >= 0`` and in -1..0 when ``X, Y <= 0`` (``"same-sign"``),
+    and in -1..1 for any signs (``"any-sign"``). The unit registers hold every ``T`` of a
+    partial sum: below ``2^(sum width)`` for right shifts, the units width for left shifts."""
+    wide = sum_width(desc)
+    units = units_width(desc) if case == "exact" else wide + 2
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        x, y, s = values["x"], values["y"], values["shift"]
+        a, b, c = values["tx"], values["ty"], values["txy"]
+        xy = ops.add(ops.sext(x, wide + 1), ops.sext(y, wide + 1))
+        pre = ops.and_(truncates(ops, x, s, a), truncates(ops, y, s, b),
+                       truncates(ops, xy, s, c))
+        step = ops.sub(ops.sext(c, units + 2), ops.add(ops.sext(a, units + 2),
+                                                       ops.sext(b, units + 2)))
+        if case == "exact":
+            side, ok = ops.sge(s, 0), ops.eq(step, 0)
+        elif case == "same-sign":
+            side = ops.slt(s, 0)
+            ok = ops.and_(ops.implies(ops.and_(ops.sge(x, 0), ops.sge(y, 0)),
+                                      _in_range(ops, step, 0, 1)),
+                          ops.implies(ops.and_(ops.sle(x, 0), ops.sle(y, 0)),
+                                      _in_range(ops, step, -1, 0)))
+        else:
+            side, ok = ops.slt(s, 0), _in_range(ops, step, -1, 1)
+        return ops.and_(side, pre, ops.not_(ok)), {"step": step}
+
+    variables = (("x", wide), ("y", wide), ("shift", EXP_WIDTH), ("tx", units), ("ty", units),
+                 ("txy", units))
+    return Query(f"carry-step ({case})", "forall", variables, body)
+
+
+def query_arithmetic_query(desc: Descriptor) -> Query:
+    """Violation of: for free group units ``g`` and product units ``u_i`` at the spec's
+    widths, ``g - sum u_i`` (exact) in 0..G-1 with every value >= 0, or in -(G-1)..0 with
+    every value <= 0, gives the bound query's excess in 0..G-1; within G-1 gives its
+    difference within G-1."""
+    g_count = group_size(desc)
+    top = g_count - 1
+    ops0 = TraceOps()
+    names = {name: ops0.variable(name, width) for name, width in group_variables(desc)}
+    grouped0, singles0 = group_units(ops0, desc, group_terms(ops0, desc, names), names["q"])
+    widths = [grouped0.width, *(u.width for u in singles0)]
+    exact = max(widths) + g_count.bit_length() + 2
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        g = values["g"]
+        singles = [values[f"u{i}"] for i in range(g_count)]
+        difference = ops.sub(ops.sext(g, exact),
+                             ops.sum([ops.sext(u, exact) for u in singles]))
+        everything = [g, *singles]
+        positive = ops.and_(ops.all_(ops.sge(v, 0) for v in everything),
+                            _in_range(ops, difference, 0, top))
+        negative = ops.and_(ops.all_(ops.sle(v, 0) for v in everything),
+                            _in_range(ops, difference, -top, 0))
+        grouped, per_product = compared(ops, g, singles)
+        excess = _excess(ops, grouped, per_product)
+        same_ok = ops.implies(ops.or_(positive, negative), _in_range(ops, excess, 0, top))
+        mixed_ok = ops.implies(_in_range(ops, difference, -top, top),
+                               _in_range(ops, ops.sub(grouped, per_product), -top, top))
+        return ops.not_(ops.and_(same_ok, mixed_ok)), {"difference": difference}
+
+    variables = (("g", widths[0]), *((f"u{i}", w) for i, w in enumerate(widths[1:])))
+    return Query("query-arithmetic", "forall", variables, body)
+
+
+def bound_lemmas(desc: Descriptor) -> list[Query]:
+    """The lemmas of :data:`COMPOSITION`, in the order the composition uses them."""
+    return [smax_step_query(), align_product_query(desc), product_value_query(desc),
+            distributive_query(desc), group_value_query(desc), group_bound_query(desc),
+            align_group_query(desc),
+            *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")],
+            query_arithmetic_query(desc)]
+
+
+COMPOSITION = (
+    "Composition (one group of free words at any usable q). X_i is product i's exact value "
+    "as an integer in units of 2^e (e: the scale pair's value exponent plus the lowest "
+    "element value exponent); T(x) = trunc(x 2^(e-q)) toward zero, stated with left shifts "
+    "only (unique: a floor). smax-step, by induction over max_raw's tree: raw_i <= top raw "
+    "<= q + product window for every nonzero product; align-product: so u_i = T(X_i), with "
+    "X_i >= 0 (<= 0) when the product is positive (negative) or zero. product-value: X_i = "
+    "y_i s (y_i the element value, s the scale pair's significand); distributive, by "
+    "induction over the sum's tree: sum y_i s = (sum y_i) s; group-value: exact_group_sum's "
+    "value is (sum y_i) s 2^e, so its signed magnitude is W = X_1 + ... + X_G at exponent "
+    "e; group-bound: at a usable q that value is below 2^(q + window bound + excess), e is "
+    "in range and q >= e - window bound, so align-group gives the group units g = T(W). "
+    "carry-step: for e - q >= 0 every T is exact (exact); for e - q < 0, by induction over "
+    "the partial sums S_k = X_1 + ... + X_k, T(S_k) - (u_1 + ... + u_k) is in 0..k-1 when "
+    "every X_i >= 0 and in -(k-1)..0 when every X_i <= 0 (same-sign; partial sums keep the "
+    "sign), within k-1 otherwise (any-sign); query-arithmetic turns g - sum u_i (k = G) into "
+    "the bound queries' excess (0..G-1) and difference (within G-1) at their own widths.")
+
+
+def static_widths(desc: Descriptor) -> str:
+    """The no-wrap facts the induction needs (checked here): every partial sum fits the
+    carry-step's value register, every T of one its unit registers, and the distributivity
+    register holds every product value and the group's signed magnitude."""
+    g, value, wide, units = (group_size(desc), value_width(desc), sum_width(desc),
+                             units_width(desc))
+    if g * (1 << (value - 1)) > 1 << (wide - 1) or common_width(desc) < wide + 2:
+        raise ValueError(f"partial sums of {desc.name} could wrap")
+    single = units - g.bit_length() - 1
+    if g * (1 << (single - 1)) > 1 << (units - 1):
+        raise ValueError(f"truncated partial sums of {desc.name} could wrap")
+    return (f"Static: G={g} values of {value} bits, every partial sum S_k within {wide} "
+            f"bits (G 2^{value - 1} <= 2^{wide - 1}); for e - q < 0, |T(S_k)| <= |S_k| fits "
+            f"{wide + 2} bits; for e - q >= 0, |T(S_k)| <= sum |u_i| < G 2^{single - 1} fits "
+            f"{units} bits; distributivity in {common_width(desc)} bits (no wrap)")
 
 
 # --------------------------------------------- group versus per-product, full K

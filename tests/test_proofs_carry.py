@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import random
+from fractions import Fraction
+
 import pytest
 
 from tcspec.proofs import carry
-from tcspec.proofs.core import WITNESS, Settings, decide
+from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, WITNESS, Query, Settings, decide
+from tcspec.spec.accumulate import max_raw
 from tcspec.spec.catalog import lookup
+from tcspec.spec.formats import EXP_WIDTH
+from tcspec.spec.scalar import SCALAR
 
 NVFP4 = lookup("dense-nvfp4").descriptor
 FAST = Settings(second_solver=None, timeout=60)
@@ -48,3 +54,108 @@ def test_b200_carry_word_separates_group_from_per_product() -> None:
 def test_mxf4_ends() -> None:
     assert carry.check_ends(lookup("dense-mxf4").descriptor, 64, Settings(second_solver=None)
                             ).result == WITNESS
+
+
+# ------------------------------------------------------------ the bound lemmas
+
+MXF4 = lookup("dense-mxf4").descriptor
+
+
+def _signed(word: int, width: int) -> int:
+    return word - (1 << width) if word >> (width - 1) else word
+
+
+def test_floor_shift_is_the_floor_for_every_small_case() -> None:
+    """The left-shift statement of ``result = floor(value 2^shift)`` accepts exactly the floor
+    (free results included: nothing may wrap into a false match)."""
+    for value in range(16):
+        for shift in range(-6, 6):
+            floor = value << shift if shift >= 0 else value >> -shift
+            for result in range(64):
+                holds = carry.floor_shift_holds(SCALAR, SCALAR.const(value, 4),
+                                                SCALAR.const(shift % 4096, EXP_WIDTH),
+                                                SCALAR.const(result, 6)).node
+                assert bool(holds) == (result == floor), (value, shift, result)
+
+
+def test_truncates_is_toward_zero_for_both_signs() -> None:
+    shift = SCALAR.const(-2 % 4096, EXP_WIDTH)
+    for x in range(-32, 32):
+        expected = int(Fraction(x, 4))
+        for units in range(-16, 16):
+            holds = carry.truncates(SCALAR, SCALAR.const(x % 64, 6), shift,
+                                    SCALAR.const(units % 32, 5)).node
+            assert bool(holds) == (units == expected), (x, units)
+
+
+@pytest.mark.parametrize("desc", [NVFP4, MXF4], ids=["nvfp4", "mxf4"])
+def test_values_and_units_match_exact_arithmetic(desc) -> None:
+    """On random groups: X_i 2^e is each product's value, the group units truncate their sum
+    toward zero and each product's units truncate it alone (the lemmas' statements)."""
+    rng = random.Random(7)
+    checked = 0
+    while checked < 40:
+        values = {n: SCALAR.const(rng.getrandbits(w), w) for n, w in carry.group_variables(desc)}
+        if desc is MXF4:
+            for name in ("scale_a", "scale_b"):
+                values[name] = SCALAR.const(rng.randint(110, 140), 8)
+        terms = carry.group_terms(SCALAR, desc, values)
+        top, nonzero = max_raw(SCALAR, terms.products)
+        if not nonzero.node:
+            continue
+        q = _signed(top.node, EXP_WIDTH) - 39 + rng.choice([0, 1, 3, 9, 30])
+        q_word = SCALAR.const(q % 4096, EXP_WIDTH)
+        if not carry.group_usable(SCALAR, desc, terms, q_word).node:
+            continue
+        xs, e = carry.product_values(SCALAR, desc, terms)
+        exact = [Fraction(-p.mag.node if p.negative.node else p.mag.node)
+                 * Fraction(2) ** (_signed(p.raw.node, EXP_WIDTH) - p.frac_offset)
+                 for p in terms.products]
+        for x, value in zip(xs, exact):
+            assert _signed(x.node, x.width) * Fraction(2) ** _signed(e.node, EXP_WIDTH) == value
+        grouped, singles = carry.group_units(SCALAR, desc, terms, q_word)
+        quantum = Fraction(2) ** q
+        assert _signed(grouped.node, grouped.width) == int(sum(exact) / quantum)
+        assert [_signed(u.node, u.width) for u in singles] == [int(v / quantum) for v in exact]
+        checked += 1
+
+
+def test_cheap_nvfp4_lemmas_are_proved() -> None:
+    lemmas = {q.name: q for q in carry.bound_lemmas(NVFP4)}
+    for name in ("align-product", "product-value", "distributive", "group-bound",
+                 "align-group", "carry-step (same-sign)", "query-arithmetic"):
+        assert decide(lemmas[name], "bitwuzla", 60).result == PROVED, name
+
+
+def test_truncation_without_carries_is_refuted_and_replays() -> None:
+    """``truncates`` is not vacuous: the claim T(X + Y) = T(X) + T(Y) is refuted, and the
+    counterexample is a real carry in exact arithmetic."""
+
+    def body(ops, values):
+        x, y, s = values["x"], values["y"], values["shift"]
+        a, b, c = values["tx"], values["ty"], values["txy"]
+        pre = ops.and_(carry.truncates(ops, x, s, a), carry.truncates(ops, y, s, b),
+                       carry.truncates(ops, ops.add(ops.sext(x, 7), ops.sext(y, 7)), s, c))
+        return ops.and_(pre, ops.ne(ops.sext(c, 9), ops.add(ops.sext(a, 9), ops.sext(b, 9)))), {
+            "x": x, "y": y, "shift": s}
+
+    variables = (("x", 6), ("y", 6), ("shift", EXP_WIDTH), ("tx", 7), ("ty", 7), ("txy", 7))
+    outcome = decide(Query("no carries", "forall", variables, body), "bitwuzla", 60)
+    assert outcome.result == REFUTED
+    x, y = _signed(outcome.words["x"], 6), _signed(outcome.words["y"], 6)
+    quantum = Fraction(2) ** -_signed(outcome.words["shift"], EXP_WIDTH)
+    assert int((x + y) / quantum) != int(x / quantum) + int(y / quantum)
+
+
+def test_bound_rows_state_their_composition() -> None:
+    for desc in (NVFP4, MXF4):
+        names = [q.name for q in carry.bound_lemmas(desc)]
+        assert names[0] == "smax-step" and "align-group" in names and len(names) == 11
+        assert f"G={carry.group_size(desc)}" in carry.static_widths(desc)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", carry.GROUP_PATHS)
+def test_bound_rows_are_proved_by_lemmas(name: str) -> None:
+    row = carry.check_bounds(lookup(name).descriptor, 64, Settings(second_solver=None))
+    assert row.result == PROVED and row.method == LEMMAS, row.detail
