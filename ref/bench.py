@@ -149,11 +149,31 @@ def _ratio(top: float | None, bottom: float | None) -> str:
     return "-" if top is None or not bottom else f"{top / bottom:.1f}x"
 
 
+MARKDOWN_HEADER = (
+    "| datapath | K | interpreted scalar | compiled scalar | `mma_dot` (checks included) | NumPy "
+    "| C kernel | kernel / NumPy | first compile s | cache load s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|")
+
+
+def markdown_row(r: dict[str, Any]) -> str:
+    """One README table row (dots/s with thousands separators)."""
+    def rate(value: float | None) -> str:
+        return "-" if value is None else f"{value:,.0f}"
+
+    compile_s = "cached" if r["cached"] else _figure(r["compile_s"], 2)
+    return (f"| {r['datapath']} | {r['k']} | {rate(r['scalar'])} | {rate(r['compiled'])} | "
+            f"{rate(r['mma_dot'])} | {rate(r['numpy'])} | {rate(r['kernel'])} | "
+            f"{_ratio(r['kernel'], r['numpy'])} | {compile_s} | {_figure(r['load_s'], 3)} |")
+
+
 def run_benchmarks(names: Sequence[str] | None, rows: int, scalar_seconds: float,
-                   as_json: bool = False) -> list[dict[str, Any]]:
-    """Measure ``names`` (default :data:`DEFAULT_DATAPATHS`); print a table or JSON."""
+                   as_json: bool = False, markdown: bool = False) -> list[dict[str, Any]]:
+    """Measure ``names`` (default :data:`DEFAULT_DATAPATHS`); print a table, the README's
+    Markdown table, or JSON."""
     results = []
-    if not as_json:
+    if markdown:
+        print(MARKDOWN_HEADER, flush=True)
+    elif not as_json:
         print(f"{'datapath':22} {'K':>3} {'scalar':>8} {'compiled':>9} {'mma_dot':>9} "
               f"{'numpy':>9} {'kernel':>11} {'k/numpy':>8} {'k/compiled':>10} "
               f"{'compile s':>9} {'load s':>7}")
@@ -165,7 +185,9 @@ def run_benchmarks(names: Sequence[str] | None, rows: int, scalar_seconds: float
             continue
         r = measure(desc, rows, scalar_seconds)
         results.append(r)
-        if as_json:
+        if markdown:
+            print(markdown_row(r), flush=True)
+        if as_json or markdown:
             continue
         compile_s = "cached" if r["cached"] else _figure(r["compile_s"], 2)
         flag = "" if r["kernel_agrees"] in (True, None) else "  KERNEL DISAGREES WITH NUMPY"
@@ -177,6 +199,10 @@ def run_benchmarks(names: Sequence[str] | None, rows: int, scalar_seconds: float
             print(f"    kernel: {r['kernel_note']}")
     if as_json:
         print(json.dumps(results, indent=1))
+    elif markdown:
+        summary = ratio_summary(results)
+        if summary:
+            print(f"\n{summary}")
     else:
         print(f"(dots/s; NumPy best of {NUMPY_REPEATS} runs on a batch of {rows} rows, kernel "
               f"best of {KERNEL_REPEATS} runs of {KERNEL_ROWS} rows, one core; mma_dot is the "

@@ -408,7 +408,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.all and args.datapath:
         raise UsageError("give --all or --datapath, not both")
     names = list(CATALOG) if args.all else args.datapath or None
-    run_benchmarks(names, args.rows, args.scalar_seconds, args.json)
+    if args.json and args.markdown:
+        raise UsageError("give --json or --markdown, not both")
+    run_benchmarks(names, args.rows, args.scalar_seconds, args.json, args.markdown)
     return 0
 
 
@@ -725,6 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scalar-seconds", type=float, default=1.0,
                    help="time budget per scalar measurement")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--markdown", action="store_true", help="the README's throughput table")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("conform", help="every lowering on the same inputs (one-source check)")

@@ -2,16 +2,18 @@
 
 The tracer (:mod:`smt.trace`) records a datapath once per descriptor with
 its static parts folded away; this module prints the live DAG as one C
-function of uint32 input columns. Rows are processed in blocks of
-:data:`BLOCK` rows; the body is cut into *segments* of consecutive nodes,
-each a branch-free loop over the block (``ite`` is a select, booleans are
-all-ones masks, shifts are guarded: an amount at or above the width gives 0
-or the sign fill, never C's undefined behaviour). Each value lives in the
-narrowest lane that holds it (:func:`lane_bits`: 32 bits for booleans and
-values of up to 32 bits, else 64), so most instructions work on twice the
-rows of a 64-bit lane. Values used by a later
-segment live in per-block column buffers, reused once dead; the rest stay
-in registers. Every loop has a fixed trip count and no branches, so the
+function of uint32 input columns. Rows are processed in blocks of 32 to 256
+rows (:func:`block_rows`: the longest whose buffers stay in L1); the body is
+cut into *segments* of consecutive nodes, each a branch-free loop over the
+block (``ite`` is a select, booleans are all-ones masks, shifts are guarded:
+an amount at or above the width gives 0 or the sign fill, never C's
+undefined behaviour). Each value lives in the narrowest lane that holds the
+bits its consumers read (:mod:`ref.lanes`: 32 bits for booleans and values
+of which at most 32 bits are read, else 64), so most instructions work on
+twice the rows of a 64-bit lane, and a mask is printed only where a consumer
+reads the bits above a value's width. Values used by a later segment live in
+per-block buffers of their lane type, reused once dead; the rest stay in
+registers. Every loop has a fixed trip count and no branches, so the
 compiler vectorises it. The system C compiler builds the shared object once
 per (DAG, generator); later runs load it from an on-disk cache.
 
@@ -38,12 +40,16 @@ from pathlib import Path
 import numpy as np
 
 from tcspec.ref import cgen
+from tcspec.ref.lanes import COMPARISONS, LaneFacts, analyse, strip_zext
 from tcspec.smt.trace import Node, walk
 from tcspec.spec.descriptor import Descriptor
 
-GENERATOR_VERSION = "tcspec-kernels-5"
+GENERATOR_VERSION = "tcspec-kernels-6"
 BLOCK = 32
-"""Rows per block: every segment loop runs this many rows."""
+"""The smallest block: rows every segment loop runs (see :func:`block_rows`)."""
+BLOCK_MAX = 256
+BUFFER_BUDGET = 16 * 1024
+"""Bytes of block buffers a block may use (about a third of a 48 KiB L1 data cache)."""
 SEGMENT = 100
 """Nodes per segment loop (values crossing segments go through block buffers)."""
 REMAT = 1
@@ -61,14 +67,12 @@ CACHED_MIN_ROWS = 2_048
 _U64 = "uint64_t"
 
 
-def lane_bits(node: Node) -> int:
-    """The C lane a value lives in: 32 bits for booleans (all-ones masks) and values of at most
-    32 bits, 64 bits for wider ones. Narrow lanes double the rows per vector instruction."""
-    return 32 if node.width is None or node.width <= 32 else 64
-
-
 _LANE_TYPE = {32: "uint32_t", 64: _U64}
 _SIGNED_TYPE = {32: "int32_t", 64: "int64_t"}
+
+
+def _lane_for_width(width: int) -> int:
+    return 32 if width <= 32 else 64
 
 
 def _literal(value: int, bits: int) -> str:
@@ -77,102 +81,127 @@ def _literal(value: int, bits: int) -> str:
     return f"0x{value:X}u" if bits == 32 else f"UINT64_C(0x{value:X})"
 
 
-def _masked(expr: str, width: int, bits: int) -> str:
-    """``expr`` (a ``bits``-bit lane) reduced to ``width`` bits; no mask at the lane width."""
-    return expr if width >= bits else f"({expr} & {_literal((1 << width) - 1, bits)})"
-
-
 class _Printer:
-    """C expressions of DAG nodes, each in its :func:`lane_bits` lane, given how to refer to a
-    computed value (a variable of the node's own lane type).
+    """C expressions of DAG nodes, each in the lane :mod:`ref.lanes` chose, given how to refer
+    to a computed value (a variable of the node's own lane type).
 
     Booleans are all-ones/zero masks, so ``ite`` is a select by ``&``/``|``;
     comparisons and shifts need no branch, and an amount at or above the
-    width gives 0 or the sign fill (never C's undefined behaviour).
+    width gives 0 or the sign fill (never C's undefined behaviour). A value
+    may carry bits above its width where no consumer reads them; it is
+    masked where :class:`~ref.lanes.LaneFacts` says a consumer does.
     """
 
-    def __init__(self, ref: Callable[[Node], str]) -> None:
+    def __init__(self, ref: Callable[[Node], str], facts: LaneFacts) -> None:
         self.ref = ref
+        self.facts = facts
+
+    def lane(self, node: Node) -> int:
+        return self.facts.lane[strip_zext(node).id]
 
     def value(self, node: Node, bits: int) -> str:
-        """``node``'s value as a ``bits``-bit lane expression (zero-extended; booleans
-        sign-extended, so a mask stays all ones)."""
-        node = _strip_zext(node)
+        """``node``'s value as a ``bits``-bit lane expression (zero-extended or truncated;
+        booleans sign-extended, so a mask stays all ones)."""
+        node = strip_zext(node)
         if node.op == "bool_const":
             return _literal((1 << bits) - 1 if node.value else 0, bits)
         if node.op == "const":
-            return _literal(node.value, bits)
-        name, have = self.ref(node), lane_bits(node)
+            return _literal(node.value & ((1 << bits) - 1), bits)
+        name, have = self.ref(node), self.facts.lane[node.id]
         if have == bits:
             return name
         if bits == 64:
             return (f"((uint64_t)(int64_t)(int32_t){name})" if node.width is None
                     else f"((uint64_t){name})")
-        if node.width is not None:
-            raise ValueError(f"a {node.width}-bit value cannot narrow to a 32-bit lane")
         return f"((uint32_t){name})"
 
     def expr(self, node: Node) -> str:
-        op, w, bits = node.op, node.width, lane_bits(node)
+        text = self._expr(node)
+        if node.id in self.facts.masked:
+            bits = self.facts.lane[node.id]
+            text = f"({text} & {_literal((1 << node.width) - 1, bits)})"
+        return text
+
+    def _convert(self, text: str, source: int, bits: int) -> str:
+        return text if source == bits else f"(({_LANE_TYPE[bits]}){text})"
+
+    def _expr(self, node: Node) -> str:
+        op, w, bits = node.op, node.width, self.facts.lane[node.id]
         kind = _LANE_TYPE[bits]
-        if op == "extract":
-            hi, lo = node.params
-            source = max(lane_bits(_strip_zext(node.args[0])), bits)
-            if lo >= source:
-                return _literal(0, bits)
-            x = self.value(node.args[0], source)
-            picked = _masked(f"({x} >> {lo})", hi - lo + 1, source)
-            return picked if source == bits else f"(({kind}){picked})"
-        if op in ("eq", "ult", "ule", "slt", "sle"):
-            source = lane_bits(node.args[0])
-            x, y = (self.value(arg, source) for arg in node.args)
+        args = node.args
+        if op in COMPARISONS:
+            source = max(*(self.lane(a) for a in args), _lane_for_width(args[0].width))
+            x, y = (self.value(a, source) for a in args)
             if op in ("slt", "sle"):
-                sign = _literal(1 << (node.args[0].width - 1), source)
+                sign = _literal(1 << (args[0].width - 1), source)
                 x, y = f"({x} ^ {sign})", f"({y} ^ {sign})"
             cmp = dict(eq="==", ult="<", ule="<=", slt="<", sle="<=")[op]
             return f"(0u - (uint32_t)({x} {cmp} {y}))"
-        if op == "mul" and bits == 64 and all(_strip_zext(x).width <= 32 for x in node.args):
-            x, y = (self.value(arg, 32) for arg in node.args)
-            return _masked(f"((uint64_t){x} * {y})", w, 64)
-        a = [self.value(arg, bits) for arg in node.args]
+        if op == "extract":
+            source = self.lane(args[0])
+            lo = node.params[1]
+            if lo >= source:
+                return _literal(0, bits)
+            x = self.value(args[0], source)
+            return self._convert(f"({x} >> {lo})" if lo else x, source, bits)
+        if op in ("lshr", "ashr"):
+            return self._right_shift(node, bits)
+        if self.facts.wide_product(node):
+            x, y = (self.value(a, 32) for a in args)
+            return f"((uint64_t){x} * {y})"
+        if op == "shl":
+            amount_lane = self.lane(args[1])
+            amount = self.value(args[1], amount_lane)
+            x = self.value(args[0], bits)
+            step = self._convert(f"({amount} & {bits - 1})", amount_lane, bits)
+            return f"(({x} << {step}) & (({kind})0 - ({kind})({amount} < {min(w, bits)})))"
+        if op == "concat":
+            low = args[1].width
+            if low >= bits:
+                return self.value(args[1], bits)
+            return f"(({self.value(args[0], bits)} << {low}) | {self.value(args[1], bits)})"
+        if op == "sext" and self.facts.sext_mode[node.id] == "shift":
+            gap = bits - args[0].width
+            x = self.value(args[0], bits)
+            if not gap:
+                return x
+            return f"(({kind})(({_SIGNED_TYPE[bits]})({x} << {gap}) >> {gap}))"
+        a = [self.value(arg, bits) for arg in args]
+        if op == "sext":
+            return a[0]
         if op in _BITWISE:
             return f"({a[0]} {_BITWISE[op]} {a[1]})"
-        if op == "bnot":
+        if op in ("bnot", "not"):
             return f"(~{a[0]})"
         if op == "ite":
             c, t, e = a
             return f"(({t} & {c}) | ({e} & ~{c}))"
-        if op == "concat":
-            return f"(({a[0]} << {node.args[1].width}) | {a[1]})"
-        if op == "sext":
-            sign = _literal(1 << (node.args[0].width - 1), bits)
-            return _masked(f"(({a[0]} ^ {sign}) - {sign})", w, bits)
-        if op == "not":
-            return f"({a[0]} ^ {_literal((1 << w) - 1, bits)})"
         if op == "neg":
-            return _masked(f"(({kind})0 - {a[0]})", w, bits)
+            return f"(({kind})0 - {a[0]})"
         if op in ("add", "sub", "mul"):
-            return _masked(f"({a[0]} {dict(add='+', sub='-', mul='*')[op]} {a[1]})", w, bits)
-        if op in ("shl", "lshr"):
-            sym = "<<" if op == "shl" else ">>"
-            shifted = _masked(f"({a[0]} {sym} ({a[1]} & {bits - 1}))", w, bits)
-            return f"({shifted} & (({kind})0 - ({kind})({a[1]} < {w})))"
-        if op == "ashr":
-            sign = _literal(1 << (w - 1), bits)
-            extended = f"({_SIGNED_TYPE[bits]})(({a[0]} ^ {sign}) - {sign})"
-            amount = f"({a[1]} < {bits - 1} ? {a[1]} : {bits - 1})"
-            return _masked(f"(({kind})({extended} >> {amount}))", w, bits)
+            return f"({a[0]} {dict(add='+', sub='-', mul='*')[op]} {a[1]})"
         raise ValueError(f"no C kernel lowering for primitive {op!r}")
+
+    def _right_shift(self, node: Node, bits: int) -> str:
+        """``lshr``/``ashr`` in the shifted value's own lane, then converted to ``bits``."""
+        x_node, amount_node = node.args
+        w = node.width
+        source = max(self.lane(x_node), _lane_for_width(w))
+        kind, signed = _LANE_TYPE[source], _SIGNED_TYPE[source]
+        x = self.value(x_node, source)
+        amount = self.value(amount_node, source)
+        if node.op == "lshr":
+            text = (f"(({x} >> ({amount} & {source - 1})) & "
+                    f"(({kind})0 - ({kind})({amount} < {w})))")
+        else:
+            gap = source - w
+            extended = f"(({signed})({x} << {gap}) >> {gap})" if gap else f"(({signed}){x})"
+            limit = source - 1
+            text = f"(({kind})({extended} >> ({amount} < {limit} ? {amount} : {limit})))"
+        return self._convert(text, source, bits)
 
 
 _BITWISE = {"band": "&", "bor": "|", "bxor": "^", "and": "&", "or": "|", "xor": "^"}
-
-
-def _strip_zext(node: Node) -> Node:
-    """``zext`` is the identity on uint64 values: refer to the extended node itself."""
-    while node.op == "zext":
-        node = node.args[0]
-    return node
 
 
 def _cheap_nodes(order: Sequence[Node], limit: int) -> set[int]:
@@ -181,7 +210,7 @@ def _cheap_nodes(order: Sequence[Node], limit: int) -> set[int]:
     cones: dict[int, frozenset[int]] = {}
     for node in order:
         cone: set[int] = {node.id}
-        for arg in (_strip_zext(a) for a in node.args):
+        for arg in (strip_zext(a) for a in node.args):
             if arg.op in ("const", "bool_const", "var"):
                 continue
             if arg.id not in cones:
@@ -198,7 +227,7 @@ def _operands(node: Node, cheap: set[int]) -> set[int]:
     out: set[int] = set()
     stack = list(node.args)
     while stack:
-        arg = _strip_zext(stack.pop())
+        arg = strip_zext(stack.pop())
         if arg.op in ("const", "bool_const"):
             continue
         if arg.id in cheap:
@@ -208,12 +237,12 @@ def _operands(node: Node, cheap: set[int]) -> set[int]:
     return out
 
 
-def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]
+def _buffers(segments: list[list[Node]], final: Node, cheap: set[int], facts: LaneFacts
              ) -> dict[int, tuple[str, int]]:
     """A block buffer ``(lane type, slot)`` for each value used outside its segment, of the
-    node's :func:`lane_bits` type, reused once dead."""
+    node's lane type, reused once dead."""
     born = {node.id: s for s, seg in enumerate(segments) for node in seg}
-    kinds = {node.id: _LANE_TYPE[lane_bits(node)] for seg in segments for node in seg}
+    kinds = {node.id: _LANE_TYPE[facts.lane[node.id]] for seg in segments for node in seg}
     last_use: dict[int, int] = {}
     tail = Node(-1, "final", (final,), (), None)
     for s, seg in enumerate(segments):
@@ -241,8 +270,18 @@ def _buffers(segments: list[list[Node]], final: Node, cheap: set[int]
     return buffers
 
 
+def block_rows(buffer_bytes_per_row: int) -> int:
+    """Rows per block: the largest power of two from :data:`BLOCK` to :data:`BLOCK_MAX` whose
+    buffers fit :data:`BUFFER_BUDGET`. Small DAGs get long blocks, which spread the per-block
+    set-up (a pointer per input column) over more rows; big ones keep their buffers in L1."""
+    block = BLOCK
+    while block < BLOCK_MAX and 2 * block * buffer_bytes_per_row <= BUFFER_BUDGET:
+        block *= 2
+    return block
+
+
 def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kernel",
-                  block: int = BLOCK, segment: int = SEGMENT, remat: int = REMAT,
+                  block: int | None = None, segment: int = SEGMENT, remat: int = REMAT,
                   part: int = PART) -> str:
     """C source of ``void name(int64_t n, const uint32_t *const *cols, uint32_t *out)``.
 
@@ -255,14 +294,19 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
     if wide:
         raise ValueError(f"a C kernel holds values of at most 64 bits; this DAG has a "
                          f"{wide[0].width}-bit {wide[0].op}")
+    if any(node.width is None or node.width > 32 for node in inputs):
+        raise ValueError("kernel inputs are 32-bit columns: every input must be 1 to 32 bits")
     every = [n for n in walk([output]) if n.op not in ("const", "bool_const", "zext", "var")]
     cheap = _cheap_nodes(every, remat)
     order = [n for n in every if n.id not in cheap]
     segments = [order[i:i + segment] for i in range(0, len(order), segment)] or [[]]
-    final = _strip_zext(output)
-    buffers = _buffers(segments, final, cheap)
+    final = strip_zext(output)
+    facts = analyse(output)
+    buffers = _buffers(segments, final, cheap, facts)
     slots = {kind: max([slot + 1 for k, slot in buffers.values() if k == kind], default=1)
              for kind in _LANE_TYPE.values()}
+    if block is None:
+        block = block_rows(4 * slots["uint32_t"] + 8 * slots[_U64])
     arrays = {kind: f"T{kind[4:-2]}" for kind in _LANE_TYPE.values()}
     width = max(len(inputs), 1)
     parts: list[list[str]] = []
@@ -274,18 +318,18 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
     for s, seg in enumerate(segments):
         local: set[int] = set()
         body: list[str] = []
-        printer = _Printer(lambda node: ref(node))
+        printer = _Printer(lambda node: ref(node), facts)
 
         def ref(node: Node, local: set[int] = local, body: list[str] = body,
                 printer: _Printer = printer) -> str:
-            node = _strip_zext(node)
+            node = strip_zext(node)
             if node.op in ("const", "bool_const"):
-                return printer.value(node, lane_bits(node))
+                return printer.value(node, facts.lane[node.id])
             if node.id not in local:
                 if node.op == "var":
                     body.append(f"    uint32_t v{node.id} = src[{column[node.id]}][i];")
                 elif node.id in cheap:
-                    body.append(f"    {_LANE_TYPE[lane_bits(node)]} v{node.id} = "
+                    body.append(f"    {_LANE_TYPE[facts.lane[node.id]]} v{node.id} = "
                                 f"{printer.expr(node)};")
                 else:
                     return load(node)
@@ -294,7 +338,7 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
 
         for node in seg:
             expr = printer.expr(node)
-            body.append(f"    {_LANE_TYPE[lane_bits(node)]} v{node.id} = {expr};")
+            body.append(f"    {_LANE_TYPE[facts.lane[node.id]]} v{node.id} = {expr};")
             local.add(node.id)
             if node.id in buffers:
                 kind, slot = buffers[node.id]
@@ -445,7 +489,8 @@ _SEEN: dict[Descriptor, int] = {}
 
 
 @functools.cache
-def _source(desc: Descriptor, block: int, segment: int, remat: int) -> tuple[str, int]:
+def _source(desc: Descriptor, block: int | None, segment: int, remat: int
+            ) -> tuple[str, int]:
     from tcspec.smt.formula import traced
 
     formula = traced(desc)
@@ -454,7 +499,7 @@ def _source(desc: Descriptor, block: int, segment: int, remat: int) -> tuple[str
 
 
 def kernel_for(desc: Descriptor, *, build: bool = True, flags: Sequence[str] = CFLAGS,
-               block: int = BLOCK, segment: int = SEGMENT, remat: int = REMAT
+               block: int | None = None, segment: int = SEGMENT, remat: int = REMAT
                ) -> Kernel | None:
     """The compiled kernel of ``desc``: loaded from the cache, or built when ``build``.
 

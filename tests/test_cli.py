@@ -136,8 +136,13 @@ def test_tour_and_bench_run(capsys):
     code, out, _ = run(capsys, "bench", "--datapath", "tf32", "--rows", "200",
                        "--scalar-seconds", "0.05")
     assert code == 0 and "dense-tf32" in out and "NumPy on" in out and "of 1 datapaths" in out
+    code, out, _ = run(capsys, "bench", "--datapath", "tf32", "--rows", "200",
+                       "--scalar-seconds", "0.02", "--markdown")
+    assert code == 0 and out.startswith("| datapath | K |") and "\n| dense-tf32 | 8 | " in out
     code, _, err = run(capsys, "bench", "--all", "--datapath", "tf32")
     assert code == 2 and "--all or --datapath" in err
+    code, _, err = run(capsys, "bench", "--json", "--markdown")
+    assert code == 2 and "--json or --markdown" in err
 
 
 def test_bench_ratio_summary():
