@@ -2,7 +2,7 @@
 
 The tracer (:mod:`smt.trace`) records a datapath once per descriptor with
 its static parts folded away; this module prints the live DAG as one C
-function of uint32 input columns. Rows are processed in blocks of 32 to 256
+function of uint32 input columns. Rows are processed in blocks of 16 to 256
 rows (:func:`block_rows`: the longest whose buffers stay in L1); the body is
 cut into *segments* of consecutive nodes, each a branch-free loop over the
 block (``ite`` is a select, booleans are all-ones masks, shifts are guarded:
@@ -45,8 +45,8 @@ from tcspec.smt.trace import Node, walk
 from tcspec.spec.descriptor import Descriptor
 
 GENERATOR_VERSION = "tcspec-kernels-6"
-BLOCK = 32
-"""The smallest block: rows every segment loop runs (see :func:`block_rows`)."""
+BLOCK = 16
+"""The smallest block (one 512-bit vector of 32-bit lanes); see :func:`block_rows`."""
 BLOCK_MAX = 256
 BUFFER_BUDGET = 16 * 1024
 """Bytes of block buffers a block may use (about a third of a 48 KiB L1 data cache)."""
