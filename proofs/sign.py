@@ -14,12 +14,17 @@ rebuild of :mod:`proofs.stages` (:data:`COMPOSITION`): flipping a sign
 negates each aligned term and leaves every raw exponent (so the quantum)
 alone; the exact sum of negated units is the negated sum (per-step lemmas
 on ``sext`` and ``add``, units never the minimum by the alignment lemmas of
-:mod:`proofs.error_bound`); conversion and specials are odd. Block paths
-that sum groups of products (NVFP4, MXF4) are asked monolithically.
+:mod:`proofs.error_bound`); conversion and specials are odd. NVFP4, whose
+paths sum groups of products exactly before one truncation, is proved the
+same way over :func:`proofs.stages.grouped_stages` (:data:`GROUPED_PATHS`):
+flipping signs negates each group's units, and a group whose top raw is in
+the window has units that are not the minimum. The MXF4 family (per-group C
+merge, subnormal floor) is asked monolithically.
 """
 
 from __future__ import annotations
 
+from tcspec.proofs.carry import group_sum, group_terms
 from tcspec.proofs.core import (
     LEMMAS,
     Property,
@@ -34,6 +39,8 @@ from tcspec.proofs.core import (
 )
 from tcspec.proofs.error_bound import (
     ranges_of,
+    raw_range_query,
+    scale_format,
     shape_variables,
     smax_step_query,
     static_facts,
@@ -41,18 +48,19 @@ from tcspec.proofs.error_bound import (
     term_of,
 )
 from tcspec.proofs.stages import (
+    WindowRun,
     formats_of,
     rebuilds_datapath,
-    scaled_stages,
+    run_stages,
     traced_inputs,
-    window_stages,
 )
-from tcspec.spec.accumulate import align_to_window
+from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import rules_for
+from tcspec.spec.blockscaled import align_group, rules_for
 from tcspec.spec.catalog import DotInputs, output_width
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.exact import raw_ceiling
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
 from tcspec.spec.specials import Specials, apply_specials, canonical_nan, classify_specials
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
@@ -110,9 +118,10 @@ def sign_query(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> Q
 # ------------------------------------------------------------------ lemmas
 
 
-def flipped_term_query(desc: Descriptor, shape: str) -> Query:
+def flipped_term_query(desc: Descriptor, shape: str, headroom: int = WINDOW_BITS) -> Query:
     """Violation: flipping the sign bit of A (``product-a``), B (``product-b``) or C (``c``)
-    changes the term's raw or nonzero, or does not negate its aligned units (any ``q``)."""
+    changes the term's raw or nonzero, or does not negate its units aligned with
+    ``headroom`` (any ``q``)."""
     fa, fb, fd = formats_of(desc)
     term_shape = "c" if shape == "c" else "product"
     flipped_word = {"product-a": ("a", fa), "product-b": ("b", fb), "c": ("c", fd)}[shape]
@@ -123,8 +132,8 @@ def flipped_term_query(desc: Descriptor, shape: str) -> Query:
         plain = term_of(ops, desc, term_shape, values)
         flipped = term_of(ops, desc, term_shape, flipped_values)
         q = values["q"]
-        units = align_to_window(ops, plain, q, WINDOW_BITS)
-        units_flipped = align_to_window(ops, flipped, q, WINDOW_BITS)
+        units = align_to_window(ops, plain, q, headroom)
+        units_flipped = align_to_window(ops, flipped, q, headroom)
         ok = ops.and_(ops.eq(plain.raw, flipped.raw), ops.iff(plain.nonzero, flipped.nonzero),
                       ops.eq(units_flipped, ops.neg(units)))
         return ops.not_(ok), {"units": units, "units_flipped": units_flipped}
@@ -204,11 +213,12 @@ def add_odd_query(width: int) -> Query:
     return Query(f"add-odd-w{width}", "forall", (("x", width), ("y", width)), body)
 
 
-def encode_odd_query(desc: Descriptor, total_width: int) -> Query:
-    """Violation: for units ``s`` (not the minimum) and ``q`` in range,
-    ``encode(-s, q) != negated(encode(s, q))``."""
+def encode_odd_query(desc: Descriptor, total_width: int,
+                     quanta: tuple[int, int] | None = None) -> Query:
+    """Violation: for units ``s`` (not the minimum) and ``q`` in range (``quanta``, default
+    the window quanta), ``encode(-s, q) != negated(encode(s, q))``."""
     _, _, fd = formats_of(desc)
-    low, high = ranges_of(desc).quantum
+    low, high = quanta or ranges_of(desc).quantum
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         s, q = values["s"], values["q"]
@@ -259,12 +269,11 @@ COMPOSITION = (
 def _sums(desc: Descriptor, k: int) -> tuple[list[tuple[list[int], int]], int]:
     """``([(unit widths, sum width) per exact sum], encoded width)`` of the stage rebuild."""
     ops, inputs = traced_inputs(desc, k)
-    if desc.family == "block":
-        run = scaled_stages(ops, desc, inputs)
-        return [([u.width for u in units], total.width)
-                for units, total in zip(run.units, run.totals)], run.total.width
-    window = window_stages(ops, desc, inputs)
-    return [([u.width for u in window.units], window.total.width)], window.total.width
+    run = run_stages(ops, desc, inputs)
+    if isinstance(run, WindowRun):
+        return [([u.width for u in run.units], run.total.width)], run.total.width
+    return [([u.width for u in units], total.width)
+            for units, total in zip(run.units, run.totals)], run.total.width
 
 
 BLOCK_PATHS = (
@@ -289,6 +298,177 @@ def stage_lemmas(desc: Descriptor, k: int) -> list[Query]:
             smax_step_query(), *term_lemmas(desc)]
 
 
+# --------------------------------------------- block paths that sum groups (NVFP4)
+
+
+def grouped(desc: Descriptor) -> bool:
+    """Block paths that sum groups of products, with neither the per-group C merge nor the
+    subnormal floor (NVFP4, section 4)."""
+    if desc.family != "block":
+        return False
+    rules = rules_for(desc.kind, desc.scaling or "")
+    return ((rules.product_group, rules.c_dominant_group) != (1, 1)
+            and not rules.group_c_merge and rules.subnormal_floor is None
+            and rules.scale_window is not None)
+
+
+def _window_bound(desc: Descriptor) -> int:
+    rules = rules_for(desc.kind, desc.scaling or "")
+    return max(rules.product_window, rules.c_window)
+
+
+def _group_words(size: int) -> tuple[tuple[str, int], ...]:
+    return (*((f"a{i}", 32) for i in range(size)), *((f"b{i}", 32) for i in range(size)),
+            ("scale_a", 8), ("scale_b", 8), ("q", EXP_WIDTH))
+
+
+def _group_units(ops: Ops, desc: Descriptor, values: Variables, size: int) -> tuple[BV, Bool,
+                                                                                    BV]:
+    """``(align_group units at q, group nonzero, group top raw)`` of ``size`` products."""
+    group = group_sum(ops, desc, group_terms(ops, desc, values, count=size))
+    return align_group(ops, group, values["q"], _window_bound(desc)), group.nonzero, \
+        group.top_raw
+
+
+def group_flip_query(desc: Descriptor, size: int, operand: str) -> Query:
+    """Violation: flipping the sign bit of every ``operand`` word of a group of ``size``
+    products does not negate the group's aligned units (any ``q``)."""
+    bit = sign_bit(desc.a_format if operand == "a" else desc.b_format)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        names = [f"{operand}{i}" for i in range(size)]
+        flipped = {**values, **{n: _flip(ops, values[n], bit) for n in names}}
+        units, _, _ = _group_units(ops, desc, values, size)
+        units_flipped, _, _ = _group_units(ops, desc, flipped, size)
+        return ops.ne(units_flipped, ops.neg(units)), {"units": units,
+                                                       "units_flipped": units_flipped}
+
+    return Query(f"group-flip-{operand}-{size}", "forall", _group_words(size), body)
+
+
+def group_units_query(desc: Descriptor, size: int, guarded: bool = True) -> Query:
+    """Violation: a group of ``size`` products whose top raw is at most ``q + window bound``
+    (when nonzero) has aligned units equal to the minimum of their width (``guarded=False``
+    drops that condition: a property that fails, for tests)."""
+    bound = _window_bound(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        units, nonzero, top = _group_units(ops, desc, values, size)
+        pre = ops.implies(nonzero, ops.sge(values["q"], ops.sub(top, bound))) if guarded \
+            else ops.true()
+        return ops.and_(pre, ops.eq(units, 1 << (units.width - 1))), {"units": units}
+
+    return Query(f"group-units-{size}", "forall", _group_words(size), body)
+
+
+def c_units_query(desc: Descriptor) -> Query:
+    """Violation: C with raw at most ``q + window bound`` (when nonzero) has aligned units
+    equal to the minimum of their width."""
+    _, _, fd = formats_of(desc)
+    bound = _window_bound(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        c, q = decode_float(ops, fd, values["c"]).term, values["q"]
+        units = align_to_window(ops, c, q, bound)
+        pre = ops.implies(c.nonzero, ops.sge(q, ops.sub(c.raw, bound)))
+        return ops.and_(pre, ops.eq(units, 1 << (units.width - 1))), {"units": units}
+
+    return Query("c-units", "forall", (("c", fd.container_bits), ("q", EXP_WIDTH)), body)
+
+
+def scale_pair_range_query(desc: Descriptor) -> Query:
+    """Violation: the raw exponent of a pair of scale bytes lies outside its static range."""
+    fs = scale_format(desc)
+    assert fs is not None
+    low, high = 2 * fs.min_raw, 2 * raw_ceiling(fs)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        pair = exact_product(ops, decode_float(ops, fs, values["sa"]).term,
+                             decode_float(ops, fs, values["sb"]).term)
+        return ops.or_(ops.slt(pair.raw, low), ops.sgt(pair.raw, high)), {"raw": pair.raw}
+
+    return Query("raw-range-scale-pair", "forall", (("sa", 8), ("sb", 8)), body)
+
+
+def encode_zero_query(desc: Descriptor, total_width: int) -> Query:
+    """Violation: zero units encode to anything but +0 (any ``q``)."""
+    _, _, fd = formats_of(desc)
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        word = encode_float(ops, ops.const(0, total_width), values["q"], fd,
+                            DESTINATIONS[fd.name])
+        return ops.ne(word, 0), {"d": word}
+
+    return Query(f"encode-zero-{fd.name}", "forall", (("q", EXP_WIDTH),), body)
+
+
+def grouped_quanta(desc: Descriptor) -> tuple[int, int]:
+    """The quanta a grouped block path can choose when some term is nonzero:
+    ``q = rC - c window`` or ``max(top - product window, S - scale window)``."""
+    rules = rules_for(desc.kind, desc.scaling or "")
+    ranges, fs = ranges_of(desc), scale_format(desc)
+    assert fs is not None and rules.scale_window is not None
+    low = min(ranges.c_raw[0] - rules.c_window, ranges.product_raw[0] - rules.product_window)
+    high = max(ranges.c_raw[1] - rules.c_window, ranges.product_raw[1] - rules.product_window,
+               2 * raw_ceiling(fs) - rules.scale_window)
+    return low, high
+
+
+GROUPED_PATHS = (
+    "Composition over the stage rebuild (build_dot's own node; block path summing groups of "
+    "products exactly, one truncation per group: NVFP4 groups of 4 on the product path, 16 "
+    "on the C-dominant path). decode-flip-* negate only the sign of a decoded word; flip-* "
+    "(window bound {bound}) keep every product's and C's raw and nonzero, so top raw, scale "
+    "top, c_dominant and both quanta (which read only those and the unflipped scales) are "
+    "unchanged, and flip-c negates C's units; group-flip-* negate each group's units at any "
+    "q; specials-flip-* keep NaN/Inf and negate an infinite result's sign. smax-step, by "
+    "induction over max_raw's trees, gives every group's top raw <= top raw; on the chosen "
+    "path every nonzero group and C has raw <= q + {bound} (C-dominant: q = rC - {cw} and "
+    "top <= rC; product path: q >= top - {pw}, and a nonzero C there has rC < top), so "
+    "group-units-* and c-units give units that are not the minimum of their width; by "
+    "sext-odd and add-odd, by induction over exact_sum's tree, each path's sum of negated "
+    "units is the negated sum, which is not the minimum (it cannot wrap), and sext-odd "
+    "carries the chosen sum to the common width; raw-range-product, raw-range-c and "
+    "raw-range-scale-pair put the chosen q in [{low}, {high}], where encode-odd and "
+    "apply-specials-odd finish: D' = negated(D). If no product and not C is nonzero, every "
+    "unit is 0 and encode-zero gives +0 at any q on both sides.")
+
+
+def grouped_facts(desc: Descriptor, k: int) -> str:
+    """The static no-wrap facts of :data:`GROUPED_PATHS` (checked here)."""
+    sums, total = _sums(desc, k)
+    for widths, summed in sums:
+        if len(widths) * (1 << (max(widths) - 1)) > 1 << (summed - 1):
+            raise ValueError(f"an exact sum of {desc.name} could wrap")
+    low, high = grouped_quanta(desc)
+    if not -(1 << (EXP_WIDTH - 1)) < low - 64 < high + 64 < 1 << (EXP_WIDTH - 1):
+        raise ValueError(f"quantum range of {desc.name} leaves no exponent headroom")
+    return "; ".join(f"exact sum of n={len(widths)} units of <= {max(widths)} bits in "
+                     f"{summed} bits cannot wrap" for widths, summed in sums) + \
+        f"; chosen sum carried to {total} bits"
+
+
+def grouped_lemmas(desc: Descriptor, k: int) -> list[Query]:
+    """Every lemma of a grouped block path's row, for A and for B (shared ones once)."""
+    sums, total = _sums(desc, k)
+    extensions = sorted({(w, summed) for widths, summed in sums for w in widths}
+                        | {(summed, total) for _, summed in sums if summed != total})
+    rules = rules_for(desc.kind, desc.scaling or "")
+    sizes = sorted({rules.product_group, rules.c_dominant_group})
+    bound = _window_bound(desc)
+    formats = {fmt.name: fmt for fmt in formats_of(desc)}
+    return [*[decode_flip_query(fmt) for fmt in formats.values()],
+            *[flipped_term_query(desc, shape, bound) for shape in ("product-a", "product-b", "c")],
+            specials_query(desc, k, "a"), specials_query(desc, k, "b"),
+            *[group_flip_query(desc, size, operand) for size in sizes for operand in "ab"],
+            *[group_units_query(desc, size) for size in sizes], c_units_query(desc),
+            *[sext_odd_query(w, wide) for w, wide in extensions],
+            *[add_odd_query(w) for w in sorted({summed for _, summed in sums})],
+            encode_odd_query(desc, total, grouped_quanta(desc)), encode_zero_query(desc, total),
+            apply_specials_query(desc), smax_step_query(), raw_range_query(desc, "product"),
+            raw_range_query(desc, "c"), scale_pair_range_query(desc)]
+
+
 def staged(desc: Descriptor) -> bool:
     """Window paths and block paths whose groups are single products (MXF8F6F4)."""
     if desc.family == "window":
@@ -299,6 +479,15 @@ def staged(desc: Descriptor) -> bool:
 
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
+    if grouped(desc):
+        if not rebuilds_datapath(desc, k):
+            raise ValueError(f"the grouped rebuild of {desc.name} is not build_dot's node")
+        rules = rules_for(desc.kind, desc.scaling or "")
+        low, high = grouped_quanta(desc)
+        composition = GROUPED_PATHS.format(bound=_window_bound(desc), cw=rules.c_window,
+                                           pw=rules.product_window, low=low, high=high)
+        return check_queries("sign-symmetry", desc, k, grouped_lemmas(desc, k), settings,
+                             LEMMAS, f"{composition} Static: {grouped_facts(desc, k)}.")
     if not staged(desc):
         queries = [sign_query(desc, k, "a"), sign_query(desc, k, "b")]
         return check_queries("sign-symmetry", desc, k, queries, settings)

@@ -18,11 +18,12 @@ from tcspec.spec.accumulate import (
     align_to_window,
     exact_product,
     exact_sum,
+    masked_max,
     max_raw,
     window_exponent,
 )
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import rules_for
+from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rules_for
 from tcspec.spec.catalog import DotInputs, build_dot, input_layout, inputs_from
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
@@ -133,6 +134,69 @@ def scaled_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> ScaledRun:
                      quantum, word)
 
 
+@dataclass(frozen=True)
+class GroupedRun:
+    """Every stage value of a block-scaled dot product whose paths sum groups of products
+    exactly before truncating (NVFP4: 4 on the product path, 16 on the C-dominant path)."""
+
+    specials: Specials
+    products: list[Term]
+    c_term: Term
+    top: BV
+    scale_top: BV
+    c_dominant: Bool
+    quanta: tuple[BV, BV]
+    groups: tuple[list[GroupSum], list[GroupSum]]
+    units: tuple[list[BV], list[BV]]
+    totals: tuple[BV, BV]
+    total: BV
+    quantum: BV
+    word: BV
+
+
+def grouped_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> GroupedRun:
+    """``block_scaled_dot`` (section 4) for rules without the per-group C merge and the
+    subnormal floor, every stage value kept; in each pair the C-dominant path comes first."""
+    fa, fb, _ = formats_of(desc)
+    fs, f32 = FORMATS[desc.scaling or ""], FORMATS["f32"]
+    assert isinstance(fs, FloatFormat) and isinstance(f32, FloatFormat)
+    rules = rules_for(desc.kind, desc.scaling or "")
+    if rules.group_c_merge or rules.subnormal_floor is not None or rules.scale_window is None:
+        raise ValueError(f"{desc.name} merges groups with C or floors subnormals")
+    block = desc.scale_block or 1
+    operands = decode_operands(ops, fa, fb, f32, inputs.a, inputs.b, inputs.c, fs,
+                               inputs.scale_a, inputs.scale_b)
+    pairs = [exact_product(ops, x.term, y.term)
+             for x, y in zip(operands.scale_a, operands.scale_b)]
+    elements = [exact_product(ops, x.term, y.term) for x, y in zip(operands.a, operands.b)]
+    products = [exact_product(ops, e, pairs[i // block]) for i, e in enumerate(elements)]
+    top, any_product = max_raw(ops, products)
+    scale_top, _ = masked_max(ops, [pairs[i // block].raw for i in range(len(products))],
+                              [p.nonzero for p in products])
+    c_term = operands.c.term
+    c_dominant = ops.and_(c_term.nonzero, ops.or_(ops.not_(any_product),
+                                                  ops.sge(operands.c.raw, top)))
+    quanta = (ops.sub(operands.c.raw, rules.c_window),
+              ops.smax(ops.sub(top, rules.product_window),
+                       ops.sub(scale_top, rules.scale_window)))
+    bound = max(rules.product_window, rules.c_window)
+    groups = tuple([exact_group_sum(ops, fa, fb, elements[start:start + size],
+                                    pairs[start // block], products[start:start + size])
+                    for start in range(0, len(products), size)]
+                   for size in (rules.c_dominant_group, rules.product_group))
+    units = tuple([*[align_group(ops, g, q, bound) for g in path],
+                   align_to_window(ops, c_term, q, bound)] for path, q in zip(groups, quanta))
+    totals = (exact_sum(ops, units[0]), exact_sum(ops, units[1]))
+    width = max(t.width for t in totals)
+    total = ops.ite(c_dominant, ops.sext(totals[0], width), ops.sext(totals[1], width))
+    quantum = ops.ite(c_dominant, quanta[0], quanta[1])
+    word = apply_specials(ops, operands.specials, encode_float(ops, total, quantum, f32, "rz"),
+                          f32)
+    return GroupedRun(operands.specials, products, c_term, top, scale_top, c_dominant,
+                      quanta, (groups[0], groups[1]), (units[0], units[1]), totals, total,
+                      quantum, word)
+
+
 def traced_inputs(desc: Descriptor, k: int) -> tuple[TraceOps, DotInputs]:
     """A fresh trace with one variable per input word of ``desc`` at logical ``k``."""
     ops = TraceOps()
@@ -140,9 +204,19 @@ def traced_inputs(desc: Descriptor, k: int) -> tuple[TraceOps, DotInputs]:
     return ops, inputs_from(layout, [ops.variable(s.name, s.width) for s in layout])
 
 
+def run_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> WindowRun | ScaledRun | GroupedRun:
+    """The stage rebuild of ``desc``: window, block with single-product groups, or grouped."""
+    if desc.family != "block":
+        return window_stages(ops, desc, inputs)
+    rules = rules_for(desc.kind, desc.scaling or "")
+    if (rules.product_group, rules.c_dominant_group) == (1, 1):
+        return scaled_stages(ops, desc, inputs)
+    return grouped_stages(ops, desc, inputs)
+
+
 def rebuilds_datapath(desc: Descriptor, k: int) -> bool:
-    """Whether the stage rebuild (:func:`window_stages`, or :func:`scaled_stages` for a
-    block-scaled path) gives ``build_dot``'s own output node at logical ``k``."""
+    """Whether the stage rebuild (:func:`run_stages`) gives ``build_dot``'s own output node
+    at logical ``k``."""
     ops, inputs = traced_inputs(desc, k)
-    stages = scaled_stages if desc.family == "block" else window_stages
-    return stages(ops, desc, inputs).word.node is build_dot(ops, desc, inputs, any_k=True).node
+    return run_stages(ops, desc, inputs).word.node is build_dot(ops, desc, inputs,
+                                                                any_k=True).node

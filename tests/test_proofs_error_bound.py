@@ -45,9 +45,10 @@ def test_a_changed_stage_is_not_the_datapath_node() -> None:
     assert unclamped is not build_dot(ops, desc, inputs, any_k=True).node
 
 
-def test_grouped_block_paths_have_no_stage_rebuild() -> None:
-    with pytest.raises(ValueError, match="groups of more than one product"):
-        rebuilds_datapath(_desc("dense-nvfp4"), 16)
+def test_grouped_block_paths_rebuild_unless_they_merge_with_c() -> None:
+    assert rebuilds_datapath(_desc("dense-nvfp4"), 16)
+    with pytest.raises(ValueError, match="merges groups with C"):
+        rebuilds_datapath(_desc("dense-mxf4"), 64)
 
 
 def test_quantum_range_follows_the_clamp() -> None:

@@ -10,11 +10,15 @@ from tcspec.proofs.sign import (
     apply_specials_query,
     check,
     encode_odd_query,
+    group_units_query,
+    grouped,
+    grouped_lemmas,
     negated,
     sign_query,
     specials_query,
     staged,
 )
+from tcspec.proofs.stages import rebuilds_datapath
 from tcspec.spec.catalog import lookup
 from tcspec.spec.convert import encode_float
 from tcspec.spec.formats import FORMATS
@@ -46,6 +50,30 @@ def test_fast_rows_are_proved_by_lemmas(name: str, k: int) -> None:
 def test_grouped_block_paths_are_not_staged() -> None:
     assert staged(_desc("dense-mx-e4m3")) and staged(_desc("dense-tf32"))
     assert not staged(_desc("dense-nvfp4")) and not staged(_desc("dense-mxf4"))
+    assert grouped(_desc("dense-nvfp4")) and not grouped(_desc("dense-mxf4"))
+    assert not grouped(_desc("dense-mx-e4m3"))
+
+
+def test_grouped_rebuild_is_the_datapath() -> None:
+    assert rebuilds_datapath(_desc("dense-nvfp4"), 64)
+    assert rebuilds_datapath(_desc("dense-nvfp4"), 16)
+
+
+def test_cheap_grouped_lemmas_are_proved() -> None:
+    desc = _desc("dense-nvfp4")
+    lemmas = {q.name: q for q in grouped_lemmas(desc, 16)}
+    for name in ("group-units-4", "c-units", "encode-zero-f32", "raw-range-scale-pair",
+                 "flip-c"):
+        assert decide(lemmas[name], "bitwuzla", 60).result == PROVED, name
+
+
+def test_group_units_need_the_window_and_the_counterexample_replays() -> None:
+    """Without ``top raw <= q + 39`` a group's units can be the minimum of their width."""
+    unguarded = group_units_query(_desc("dense-nvfp4"), 4, guarded=False)
+    outcome = decide(unguarded, "bitwuzla", 60)
+    assert outcome.result == REFUTED  # replayed on the scalar lowering
+    units = outcome.words["units"]
+    assert bin(units).count("1") == 1 and units.bit_length() > 39
 
 
 def test_leaving_c_alone_is_refuted_with_a_replayed_counterexample() -> None:
@@ -73,7 +101,7 @@ def test_encode_is_not_odd_at_the_minimum_so_the_lemma_excludes_it() -> None:
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("name", [n for n in REQUIRED if n != "dense-nvfp4"])
+@pytest.mark.parametrize("name", REQUIRED)
 def test_staged_rows_are_proved(name: str) -> None:
     desc = _desc(name)
     row = check(desc, desc.k, Settings())
