@@ -19,18 +19,11 @@ from tcspec.ref.lanes import analyse
 from tcspec.smt.formula import traced
 from tcspec.smt.trace import TraceOps, evaluate
 from tcspec.spec.catalog import lookup
+from tests.test_kernels import _private_cache  # noqa: F401  (kernels go to a private cache)
 
 pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compiler")
 
 INPUTS = 12
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TCSPEC_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    patch.undo()
 
 
 def _resize(ops, rng, value, width):
