@@ -275,6 +275,35 @@ def truncates(ops: Ops, x: BV, shift: BV, units: BV) -> Bool:
                                               ops.abs_signed(units)))
 
 
+@dataclass(frozen=True)
+class GroupShape:
+    """The static widths of one group's stage values (traced once on free words)."""
+
+    scale_mag: int
+    group_mag: int
+    excess: int
+    units: tuple[int, ...]
+
+
+def group_shape(desc: Descriptor) -> GroupShape:
+    """Widths of the scale significand, the group magnitude, the group units (first) and each
+    product's units, and the group's static excess."""
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in group_variables(desc)}
+    terms = group_terms(ops, desc, values)
+    group = group_sum(ops, desc, terms)
+    grouped, singles = group_units(ops, desc, terms, values["q"])
+    return GroupShape(terms.scale_pair.mag.width, group.mag.width, group.excess,
+                      (grouped.width, *(u.width for u in singles)))
+
+
+def _placed(ops: Ops, term: Term, exponent: BV | int, width: int) -> BV:
+    """``term``'s signed value in units of ``2^exponent`` (a whole number), ``width`` bits."""
+    placed = ops.shl(ops.zext(term.mag, width),
+                     ops.sub(ops.sub(term.raw, term.frac_offset), exponent))
+    return ops.ite(term.negative, ops.neg(placed), placed)
+
+
 def value_width(desc: Descriptor) -> int:
     """Bits of one product's exact value in units of ``2^e`` (:func:`product_values`)."""
     fa, fb, fs = group_formats(desc)
@@ -290,12 +319,7 @@ def product_values(ops: Ops, desc: Descriptor, terms: GroupTerms) -> tuple[list[
     pair = terms.scale_pair
     lowest = fa.min_raw + fb.min_raw - fa.frac_bits - fb.frac_bits
     e = ops.add(ops.sub(pair.raw, pair.frac_offset), lowest)
-    width = value_width(desc)
-    values = []
-    for p in terms.products:
-        placed = ops.shl(ops.zext(p.mag, width), ops.sub(ops.sub(p.raw, p.frac_offset), e))
-        values.append(ops.ite(p.negative, ops.neg(placed), placed))
-    return values, e
+    return [_placed(ops, p, e, value_width(desc)) for p in terms.products], e
 
 
 def sum_width(desc: Descriptor) -> int:
@@ -352,21 +376,13 @@ def element_values(ops: Ops, desc: Descriptor, terms: GroupTerms, width: int) ->
     lowest element value exponent, in ``width`` bits."""
     fa, fb, _ = group_formats(desc)
     lowest = fa.min_raw + fb.min_raw - fa.frac_bits - fb.frac_bits
-    values = []
-    for term in terms.elements:
-        placed = ops.shl(ops.zext(term.mag, width),
-                         ops.sub(ops.sub(term.raw, term.frac_offset), lowest))
-        values.append(ops.ite(term.negative, ops.neg(placed), placed))
-    return values
+    return [_placed(ops, term, lowest, width) for term in terms.elements]
 
 
 def common_width(desc: Descriptor) -> int:
     """The register of the distributivity lemmas: holds every product value, their sum and
     the group's signed magnitude."""
-    ops = TraceOps()
-    names = {name: ops.variable(name, width) for name, width in group_variables(desc)}
-    group = group_sum(ops, desc, group_terms(ops, desc, names))
-    return max(group.mag.width, sum_width(desc)) + 2
+    return max(group_shape(desc).group_mag, sum_width(desc)) + 2
 
 
 def _scale_mag(ops: Ops, terms: GroupTerms, width: int) -> BV:
@@ -392,9 +408,7 @@ def product_value_query(desc: Descriptor) -> Query:
 def distributive_query(desc: Descriptor) -> Query:
     """Violation of ``(x + y) s = x s + y s`` (modulo ``2^width``) for free ``x``, ``y``, ``s``."""
     width = common_width(desc)
-    ops0 = TraceOps()
-    names = {name: ops0.variable(name, w) for name, w in group_variables(desc)}
-    scale_width = group_terms(ops0, desc, names).scale_pair.mag.width
+    scale_width = group_shape(desc).scale_mag
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         x, y, s = values["x"], values["y"], ops.zext(values["s"], width)
@@ -448,14 +462,12 @@ def align_group_query(desc: Descriptor) -> Query:
     highest quantum, ``align_group`` gives ``T(value)`` (units of ``2^q``, toward zero)."""
     low, high = exponent_range(desc)
     bound = _window_bound(desc)
-    ops0 = TraceOps()
-    names = {name: ops0.variable(name, width) for name, width in group_variables(desc)}
-    template = group_sum(ops0, desc, group_terms(ops0, desc, names))
+    shape = group_shape(desc)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         negative, mag, e, q = (ops.eq(values["negative"], 1), values["mag"], values["e"],
                                values["q"])
-        group = GroupSum(negative, mag, e, e, e, ops.ne(mag, 0), template.excess)
+        group = GroupSum(negative, mag, e, e, e, ops.ne(mag, 0), shape.excess)
         units = align_group(ops, group, q, bound)
         pre = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
                        ops.sle(q, highest_quantum(desc)),
@@ -463,17 +475,14 @@ def align_group_query(desc: Descriptor) -> Query:
         ok = truncates(ops, _signed(ops, negative, mag, mag.width + 1), ops.sub(e, q), units)
         return ops.and_(pre, ops.not_(ok)), {"group_units": units}
 
-    variables = (("negative", 1), ("mag", template.mag.width), ("e", EXP_WIDTH),
+    variables = (("negative", 1), ("mag", shape.group_mag), ("e", EXP_WIDTH),
                  ("q", EXP_WIDTH))
     return Query("align-group", "forall", variables, body)
 
 
 def units_width(desc: Descriptor) -> int:
     """Bits that hold T of any partial sum of a group (G product units plus G carries)."""
-    ops = TraceOps()
-    values = {name: ops.variable(name, width) for name, width in group_variables(desc)}
-    grouped, singles = group_units(ops, desc, group_terms(ops, desc, values), values["q"])
-    return max(grouped.width, *(u.width for u in singles)) + group_size(desc).bit_length() + 1
+    return max(group_shape(desc).units) + group_size(desc).bit_length() + 1
 
 
 def carry_step_query(desc: Descriptor, case: str) -> Query:
@@ -517,10 +526,7 @@ def query_arithmetic_query(desc: Descriptor) -> Query:
     difference within G-1."""
     g_count = group_size(desc)
     top = g_count - 1
-    ops0 = TraceOps()
-    names = {name: ops0.variable(name, width) for name, width in group_variables(desc)}
-    grouped0, singles0 = group_units(ops0, desc, group_terms(ops0, desc, names), names["q"])
-    widths = [grouped0.width, *(u.width for u in singles0)]
+    widths = group_shape(desc).units
     exact = max(widths) + g_count.bit_length() + 2
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:

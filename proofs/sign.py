@@ -276,6 +276,15 @@ def _sums(desc: Descriptor, k: int) -> tuple[list[tuple[list[int], int]], int]:
             for units, total in zip(run.units, run.totals)], run.total.width
 
 
+def sum_lemmas(sums: list[tuple[list[int], int]], total: int) -> list[Query]:
+    """sext-odd for every unit width to its sum's width and every sum's width to ``total``,
+    add-odd at every sum's width."""
+    extensions = sorted({(w, summed) for widths, summed in sums for w in widths}
+                        | {(summed, total) for _, summed in sums if summed != total})
+    return [*[sext_odd_query(w, wide) for w, wide in extensions],
+            *[add_odd_query(w) for w in sorted({summed for _, summed in sums})]]
+
+
 BLOCK_PATHS = (
     " Block path (MXF8F6F4, groups of one product): both the C-dominant and the product "
     "path are negated as above (c_dominant reads only raws and nonzero flags; the chosen "
@@ -286,14 +295,11 @@ BLOCK_PATHS = (
 def stage_lemmas(desc: Descriptor, k: int) -> list[Query]:
     """Every lemma of a stage-lemma row, for A and for B (shared ones once)."""
     sums, total = _sums(desc, k)
-    extensions = sorted({(w, summed) for widths, summed in sums for w in widths}
-                        | {(summed, total) for _, summed in sums if summed != total})
     formats = {fmt.name: fmt for fmt in formats_of(desc)}
     return [*[decode_flip_query(fmt) for fmt in formats.values()],
             flipped_term_query(desc, "product-a"), flipped_term_query(desc, "product-b"),
             flipped_term_query(desc, "c"), specials_query(desc, k, "a"),
-            specials_query(desc, k, "b"), *[sext_odd_query(w, wide) for w, wide in extensions],
-            *[add_odd_query(w) for w in sorted({summed for _, summed in sums})],
+            specials_query(desc, k, "b"), *sum_lemmas(sums, total),
             encode_odd_query(desc, total), apply_specials_query(desc),
             smax_step_query(), *term_lemmas(desc)]
 
@@ -451,8 +457,6 @@ def grouped_facts(desc: Descriptor, k: int) -> str:
 def grouped_lemmas(desc: Descriptor, k: int) -> list[Query]:
     """Every lemma of a grouped block path's row, for A and for B (shared ones once)."""
     sums, total = _sums(desc, k)
-    extensions = sorted({(w, summed) for widths, summed in sums for w in widths}
-                        | {(summed, total) for _, summed in sums if summed != total})
     rules = rules_for(desc.kind, desc.scaling or "")
     sizes = sorted({rules.product_group, rules.c_dominant_group})
     bound = _window_bound(desc)
@@ -462,8 +466,7 @@ def grouped_lemmas(desc: Descriptor, k: int) -> list[Query]:
             specials_query(desc, k, "a"), specials_query(desc, k, "b"),
             *[group_flip_query(desc, size, operand) for size in sizes for operand in "ab"],
             *[group_units_query(desc, size) for size in sizes], c_units_query(desc),
-            *[sext_odd_query(w, wide) for w, wide in extensions],
-            *[add_odd_query(w) for w in sorted({summed for _, summed in sums})],
+            *sum_lemmas(sums, total),
             encode_odd_query(desc, total, grouped_quanta(desc)), encode_zero_query(desc, total),
             apply_specials_query(desc), smax_step_query(), raw_range_query(desc, "product"),
             raw_range_query(desc, "c"), scale_pair_range_query(desc)]
