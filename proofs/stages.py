@@ -135,23 +135,14 @@ def scaled_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> ScaledRun:
 
 
 @dataclass(frozen=True)
-class GroupedRun:
+class GroupedRun(ScaledRun):
     """Every stage value of a block-scaled dot product whose paths sum groups of products
-    exactly before truncating (NVFP4: 4 on the product path, 16 on the C-dominant path)."""
+    exactly before truncating (NVFP4: 4 on the product path, 16 on the C-dominant path); the
+    units of each path are its groups' and then C's."""
 
-    specials: Specials
-    products: list[Term]
-    c_term: Term
     top: BV
     scale_top: BV
-    c_dominant: Bool
-    quanta: tuple[BV, BV]
     groups: tuple[list[GroupSum], list[GroupSum]]
-    units: tuple[list[BV], list[BV]]
-    totals: tuple[BV, BV]
-    total: BV
-    quantum: BV
-    word: BV
 
 
 def grouped_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> GroupedRun:
@@ -192,9 +183,9 @@ def grouped_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> GroupedRun:
     quantum = ops.ite(c_dominant, quanta[0], quanta[1])
     word = apply_specials(ops, operands.specials, encode_float(ops, total, quantum, f32, "rz"),
                           f32)
-    return GroupedRun(operands.specials, products, c_term, top, scale_top, c_dominant,
-                      quanta, (groups[0], groups[1]), (units[0], units[1]), totals, total,
-                      quantum, word)
+    return GroupedRun(operands.specials, products, c_term, c_dominant, quanta,
+                      (units[0], units[1]), totals, total, quantum, word, top, scale_top,
+                      (groups[0], groups[1]))
 
 
 def traced_inputs(desc: Descriptor, k: int) -> tuple[TraceOps, DotInputs]:
@@ -204,7 +195,7 @@ def traced_inputs(desc: Descriptor, k: int) -> tuple[TraceOps, DotInputs]:
     return ops, inputs_from(layout, [ops.variable(s.name, s.width) for s in layout])
 
 
-def run_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> WindowRun | ScaledRun | GroupedRun:
+def run_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> WindowRun | ScaledRun:
     """The stage rebuild of ``desc``: window, block with single-product groups, or grouped."""
     if desc.family != "block":
         return window_stages(ops, desc, inputs)
