@@ -19,6 +19,8 @@ from tcspec.ref.vectorfiles import parse_record
 
 PROBES = Path(__file__).resolve().parent.parent / "ref" / "vectors" / "probes"
 FILES = sorted(PROBES.glob("*.jsonl"))
+UNSEPARATED = {"mixed-e4m3-e4m3-f16.suite.jsonl": {frozenset({"hardware", "mma-sim"})}}
+"""Pairs a file leaves together, as its README row says (no separating input found)."""
 
 
 def _lines(path: Path) -> list[dict]:
@@ -41,7 +43,8 @@ def test_every_probe_replays_and_every_pair_is_separated(path):
         assert got == predicted, (path.name, number)
         separated |= {frozenset(pair) for pair in itertools.combinations(models, 2)
                       if predicted[pair[0]] != predicted[pair[1]]}
-    assert separated == {frozenset(p) for p in itertools.combinations(models, 2)}
+    every = {frozenset(p) for p in itertools.combinations(models, 2)}
+    assert separated == every - UNSEPARATED.get(path.name, set())
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
