@@ -137,21 +137,3 @@ def test_cli_writes_csv(tmp_path, capsys):
     rows = out.read_text().splitlines()
     assert len(rows) == 3 and rows[0].startswith("name,datapath,a_format")
     assert "verified probe" in capsys.readouterr().out
-
-
-def test_committed_probes_replay_on_both_models():
-    from pathlib import Path
-
-    from tcspec.ref.vectorfiles import VECTOR_DIR
-
-    files = sorted(Path(VECTOR_DIR, "probes").glob("*.jsonl"))
-    assert len(files) == 6
-    for path in files:
-        for text in path.read_text().splitlines():
-            line = json.loads(text)
-            desc = lookup(line["datapath"]).descriptor
-            words = line["a"] + line["b"] + [line["c"]] + (line["scale_a"] or []) + \
-                (line["scale_b"] or [])
-            words_by_model = {m: compiled_model(m, desc)(*words) for m in line["predicted"]}
-            assert words_by_model == line["predicted"]
-            assert len(set(words_by_model.values())) == len(words_by_model)

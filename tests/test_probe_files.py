@@ -1,7 +1,8 @@
 """The committed B200 experiment files (ref/vectors/probes/): every line still separates.
 
 Each probe line carries the word every model predicts. Replayed on the
-scalar lowering of today's candidates, each prediction must hold, and the
+scalar and the compiled lowerings of today's candidates, each prediction
+must hold, and the
 models a file is meant to separate must give different words on some line
 (a stale file, after a change to a candidate, fails here).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tcspec.proofs.probe import replay, resolve_models
+from tcspec.ref.compiled import compiled_model
 from tcspec.ref.vectorfiles import parse_record
 
 PROBES = Path(__file__).resolve().parent.parent / "ref" / "vectors" / "probes"
@@ -40,7 +42,8 @@ def test_every_probe_replays_and_every_pair_is_separated(path):
         record = parse_record({**obj, "expected": 0}, number)
         predicted = {name: int(word) for name, word in obj["predicted"].items()}
         got = replay(record.descriptor, resolve_models(record.descriptor, models), record.words)
-        assert got == predicted, (path.name, number)
+        compiled = {m: compiled_model(m, record.descriptor)(*record.words) for m in models}
+        assert got == predicted == compiled, (path.name, number)
         separated |= {frozenset(pair) for pair in itertools.combinations(models, 2)
                       if predicted[pair[0]] != predicted[pair[1]]}
     every = {frozenset(p) for p in itertools.combinations(models, 2)}
