@@ -47,6 +47,7 @@ from tcspec.proofs.core import (
     run_dot,
 )
 from tcspec.proofs.error_bound import smax_step_query
+from tcspec.proofs.floor import truncates
 from tcspec.ref.vectorfiles import frozen_record
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.accumulate import align_to_window, exact_product, max_raw
@@ -252,27 +253,6 @@ def check_ends(desc: Descriptor, k: int, settings: Settings) -> Row:
 
 
 # ------------------------------------------------------------------ lemmas
-
-
-def floor_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
-    """``result = floor(value * 2^shift)`` (``value``, ``result`` unsigned, ``shift`` signed),
-    stated with left shifts only, in a register where neither side can wrap."""
-    width = value.width + result.width + 2
-    v, r = ops.zext(value, width), ops.zext(result, width)
-    k = ops.resize_signed(shift, max(shift.width, width.bit_length() + 1))
-    down = ops.neg(k)
-    exact = ops.and_(ops.ult(k, width), ops.eq(ops.shl(v, k), r), ops.eq(ops.lshr(r, k), v))
-    below = ops.ite(ops.uge(down, value.width), ops.eq(result, 0),
-                    ops.and_(ops.ule(ops.shl(r, down), v),
-                             ops.ult(v, ops.shl(ops.add(r, 1), down))))
-    return ops.ite(ops.eq(value, 0), ops.eq(result, 0), ops.ite(ops.sge(k, 0), exact, below))
-
-
-def truncates(ops: Ops, x: BV, shift: BV, units: BV) -> Bool:
-    """``units = trunc(x * 2^shift)`` toward zero (``x`` and ``units`` signed)."""
-    signed = ops.ite(ops.sign(x), ops.sle(units, 0), ops.sge(units, 0))
-    return ops.and_(signed, floor_shift_holds(ops, ops.abs_signed(x), shift,
-                                              ops.abs_signed(units)))
 
 
 @dataclass(frozen=True)

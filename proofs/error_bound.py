@@ -37,6 +37,7 @@ from tcspec.proofs.core import (
     dot_inputs,
     layout_variables,
 )
+from tcspec.proofs.floor import floor_shift_holds
 from tcspec.proofs.stages import (
     WindowRun,
     formats_of,
@@ -183,21 +184,6 @@ def smax_step_query() -> Query:
     return Query("smax-step", "forall", (("x", EXP_WIDTH), ("y", EXP_WIDTH)), body)
 
 
-def _floor_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
-    """``result = floor(value * 2^shift)`` (``value``, ``result`` unsigned, ``shift`` signed),
-    checked with left shifts only, in a register wide enough for both sides."""
-    width = max(value.width, result.width) + 2
-    x, r = ops.zext(value, width), ops.zext(result, width)
-    up = ops.resize_signed(shift, max(width, shift.width))
-    down = ops.resize_signed(ops.neg(shift), max(width, shift.width))
-    exact = ops.and_(ops.ult(up, width), ops.eq(ops.shl(x, up), r),
-                     ops.eq(ops.lshr(r, up), x))
-    below = ops.ite(ops.uge(down, value.width), ops.eq(r, 0),
-                    ops.and_(ops.ule(ops.shl(r, down), x),
-                             ops.ult(x, ops.shl(ops.add(r, 1), down))))
-    return ops.ite(ops.sge(shift, 0), ops.or_(exact, ops.eq(value, 0)), below)
-
-
 def _shape(desc: Descriptor, shape: str) -> tuple[int, int]:
     """``(significand width, frac_offset)`` of a product (or C) term."""
     fa, fb, fd = formats_of(desc)
@@ -238,7 +224,7 @@ def align_query(desc: Descriptor, shape: str, rounding: str = "rz") -> Query:
         shift = ops.sub(ops.sub(raw, frac_offset), q)
         signed = ops.ite(term.negative, ops.sle(units, 0), ops.sge(units, 0))
         ok = ops.and_(ops.ult(magnitude, 1 << (units.width - 1)), signed,
-                      _floor_shift_holds(ops, mag, shift, magnitude))
+                      floor_shift_holds(ops, mag, shift, magnitude))
         return ops.and_(pre, ops.not_(ok)), {"units": units}
 
     variables = (("mag", width), ("raw", EXP_WIDTH), ("negative", 1), ("q", EXP_WIDTH))
@@ -260,7 +246,7 @@ def encode_query(desc: Descriptor, total_width: int) -> Query:
         shift = ops.sub(q, ops.sub(d.raw, fd.frac_bits))
         zero = ops.eq(d.mag, 0)
         signed = ops.ite(zero, ops.eq(word, 0), ops.iff(d.negative, ops.sign(s)))
-        ok = ops.and_(signed, _floor_shift_holds(ops, ops.abs_signed(s), shift, d.mag))
+        ok = ops.and_(signed, floor_shift_holds(ops, ops.abs_signed(s), shift, d.mag))
         finite = ops.and_(ops.not_(d.is_inf), ops.not_(d.is_nan))
         return ops.and_(pre, finite, ops.not_(ok)), {"d": word}
 

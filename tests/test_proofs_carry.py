@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from tcspec.proofs import carry
+from tcspec.proofs import carry, floor
 from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, WITNESS, Query, Settings, decide
 from tcspec.spec.accumulate import max_raw
 from tcspec.spec.catalog import lookup
@@ -65,29 +65,6 @@ def _signed(word: int, width: int) -> int:
     return word - (1 << width) if word >> (width - 1) else word
 
 
-def test_floor_shift_is_the_floor_for_every_small_case() -> None:
-    """The left-shift statement of ``result = floor(value 2^shift)`` accepts exactly the floor
-    (free results included: nothing may wrap into a false match)."""
-    for value in range(16):
-        for shift in range(-6, 6):
-            floor = value << shift if shift >= 0 else value >> -shift
-            for result in range(64):
-                holds = carry.floor_shift_holds(SCALAR, SCALAR.const(value, 4),
-                                                SCALAR.const(shift % 4096, EXP_WIDTH),
-                                                SCALAR.const(result, 6)).node
-                assert bool(holds) == (result == floor), (value, shift, result)
-
-
-def test_truncates_is_toward_zero_for_both_signs() -> None:
-    shift = SCALAR.const(-2 % 4096, EXP_WIDTH)
-    for x in range(-32, 32):
-        expected = int(Fraction(x, 4))
-        for units in range(-16, 16):
-            holds = carry.truncates(SCALAR, SCALAR.const(x % 64, 6), shift,
-                                    SCALAR.const(units % 32, 5)).node
-            assert bool(holds) == (units == expected), (x, units)
-
-
 @pytest.mark.parametrize("desc", [NVFP4, MXF4], ids=["nvfp4", "mxf4"])
 def test_values_and_units_match_exact_arithmetic(desc) -> None:
     """On random groups: X_i 2^e is each product's value, the group units truncate their sum
@@ -134,8 +111,8 @@ def test_truncation_without_carries_is_refuted_and_replays() -> None:
     def body(ops, values):
         x, y, s = values["x"], values["y"], values["shift"]
         a, b, c = values["tx"], values["ty"], values["txy"]
-        pre = ops.and_(carry.truncates(ops, x, s, a), carry.truncates(ops, y, s, b),
-                       carry.truncates(ops, ops.add(ops.sext(x, 7), ops.sext(y, 7)), s, c))
+        pre = ops.and_(floor.truncates(ops, x, s, a), floor.truncates(ops, y, s, b),
+                       floor.truncates(ops, ops.add(ops.sext(x, 7), ops.sext(y, 7)), s, c))
         return ops.and_(pre, ops.ne(ops.sext(c, 9), ops.add(ops.sext(a, 9), ops.sext(b, 9)))), {
             "x": x, "y": y, "shift": s}
 
