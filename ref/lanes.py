@@ -23,7 +23,6 @@ when a product of two 32-bit-bounded values can use a 32x32->64 multiply.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tcspec.smt.trace import Node, walk
@@ -161,9 +160,9 @@ def _lane_bound(node: Node, facts: LaneFacts) -> int:
     return lane
 
 
-def analyse(output: Node, order: Sequence[Node] | None = None) -> LaneFacts:
+def analyse(output: Node) -> LaneFacts:
     """The :class:`LaneFacts` of the DAG below ``output`` (read clean, all its bits)."""
-    nodes = list(order) if order is not None else list(walk([output]))
+    nodes = list(walk([output]))
     known: dict[int, int] = {}
     for node in nodes:
         if node.width is not None:
