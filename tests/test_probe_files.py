@@ -22,7 +22,7 @@ from tcspec.ref.vectorfiles import parse_record
 PROBES = Path(__file__).resolve().parent.parent / "ref" / "vectors" / "probes"
 FILES = sorted(PROBES.glob("*.jsonl"))
 UNSEPARATED = {"mixed-e4m3-e4m3-f16.suite.jsonl": {frozenset({"hardware", "mma-sim"})}}
-"""Pairs a file leaves together, as its README row says (proved equal on finite inputs)."""
+"""Pairs a file leaves together, as its README row says (proved equal on every input)."""
 
 
 def _lines(path: Path) -> list[dict]:
