@@ -27,12 +27,11 @@ from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rule
 from tcspec.spec.catalog import DotInputs, build_dot, input_layout, inputs_from
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import FORMATS, FloatFormat, Term, decode_float
+from tcspec.spec.formats import FORMATS, FloatFormat, Term
 from tcspec.spec.specials import (
     Operands,
     Specials,
     apply_specials,
-    classify_specials,
     decode_operands,
 )
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS, default_clamp
@@ -108,16 +107,13 @@ def scaled_stages(ops: Ops, desc: Descriptor, inputs: DotInputs) -> ScaledRun:
     if (rules.product_group, rules.c_dominant_group, rules.scale_window) != (1, 1, None):
         raise ValueError(f"{desc.name} sums groups of more than one product")
     block = desc.scale_block or 1
-    lanes_a = [decode_float(ops, fa, w) for w in inputs.a]
-    lanes_b = [decode_float(ops, fb, w) for w in inputs.b]
-    scales_a = [decode_float(ops, fs, w) for w in inputs.scale_a]
-    scales_b = [decode_float(ops, fs, w) for w in inputs.scale_b]
-    acc = decode_float(ops, f32, inputs.c)
-    scale_nan = ops.any_(x.is_nan for x in scales_a + scales_b)
-    specials = classify_specials(ops, list(zip(lanes_a, lanes_b)), acc, extra_nan=scale_nan)
-    pairs = [exact_product(ops, x.term, y.term) for x, y in zip(scales_a, scales_b)]
+    operands = decode_operands(ops, fa, fb, f32, inputs.a, inputs.b, inputs.c, fs,
+                               inputs.scale_a, inputs.scale_b)
+    specials, acc = operands.specials, operands.c
+    pairs = [exact_product(ops, x.term, y.term)
+             for x, y in zip(operands.scale_a, operands.scale_b)]
     products = [exact_product(ops, exact_product(ops, x.term, y.term), pairs[i // block])
-                for i, (x, y) in enumerate(zip(lanes_a, lanes_b))]
+                for i, (x, y) in enumerate(zip(operands.a, operands.b))]
     top, any_product = max_raw(ops, products)
     c_term = acc.term
     c_dominant = ops.and_(c_term.nonzero, ops.or_(ops.not_(any_product), ops.sge(acc.raw, top)))
