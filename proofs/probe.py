@@ -147,7 +147,7 @@ def fixed_inputs(desc: Descriptor, scale_a: Sequence[int] | None = None,
         values = list(words) * count if len(words) == 1 else list(words[:count])
         fixed += [(f"{prefix}{i}", w) for i, w in enumerate(values)]
     if metadata:
-        from tcspec.ref.api import check_metadata
+        from tcspec.ref.inputs import check_metadata
 
         check_metadata(desc, [w for name, w in fixed if name.startswith("meta")])
     return tuple(fixed)

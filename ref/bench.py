@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from tcspec.ref import kernels
-from tcspec.ref.api import mma_dot, run_numpy, run_scalar
+from tcspec.ref.api import mma_dot
 from tcspec.ref.compiled import compiled_dot
+from tcspec.ref.run import run_numpy, run_scalar
 from tcspec.spec.catalog import input_layout, is_specified, lookup
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.sparse import LEGAL_SELECTORS

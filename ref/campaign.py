@@ -34,7 +34,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from tcspec.ref.api import UNIT_SCALE, _check_metadata_batch, run_batch
+from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
+from tcspec.ref.run import run_batch
 from tcspec.ref.validate import Mismatch, Report
 from tcspec.ref.vectorfiles import Record
 from tcspec.spec.catalog import is_specified, lookup

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from tcspec.ref.api import _array, matrix_operands, mma
+from tcspec.ref.api import mma
+from tcspec.ref.inputs import _array, matrix_operands
 from tcspec.spec.descriptor import Descriptor, resolve
 
 

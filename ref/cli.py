@@ -178,7 +178,7 @@ def _descriptor_from_args(args: argparse.Namespace, sparse: bool) -> Any:
 
 def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, Any]]:
     """The descriptor, the checked input words and the parsed fields of eval's input flags."""
-    from tcspec.ref.api import prepare_dot
+    from tcspec.ref.inputs import prepare_dot
     from tcspec.spec.catalog import is_specified
 
     metadata: int | list[int] | None = None

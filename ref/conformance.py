@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tcspec.ref.api import run_numpy, run_scalar
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.kernels import compiler, kernel_for
+from tcspec.ref.run import run_numpy, run_scalar
 from tcspec.smt.formula import reparsed_z3, z3_formula
 from tcspec.spec.descriptor import Descriptor
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tcspec.ref.api import run_batch
 from tcspec.ref.compiled import compiled_model
+from tcspec.ref.run import run_batch
 from tcspec.ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors
 from tcspec.spec.candidates import HARDWARE, candidate_named
 from tcspec.spec.catalog import input_layout, is_specified

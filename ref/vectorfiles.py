@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcspec.ref.api import prepare_dot, resolve_fields
+from tcspec.ref.inputs import prepare_dot, resolve_fields
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.descriptor import Descriptor
 

@@ -15,7 +15,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tcspec.ref.api import prepare_dot
+from tcspec.ref.inputs import prepare_dot
 from tcspec.ref.strategies import CATEGORIES, dot_words
 from tcspec.ref.vectorfiles import REFERENCE_DIR
 from tcspec.spec.catalog import CATALOG

@@ -10,10 +10,10 @@ from fractions import Fraction
 
 import pytest
 
-from tcspec.ref.api import UNIT_SCALE, prepare_dot
 from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.explain import Explanation, compare, explain, hexfloat
+from tcspec.ref.inputs import UNIT_SCALE, prepare_dot
 from tcspec.ref.svg import alignment_svg
 from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, parse_record
 from tcspec.spec.catalog import CATALOG, lookup

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcspec.ref import api, kernels
+from tcspec.ref import api, kernels, run
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.conformance import random_cases, reference_cases
 from tcspec.ref.strategies import dot_words
@@ -189,8 +189,8 @@ def test_fast_path_threshold_and_fallback(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(kernels, "_warned", False)
     columns = [np.array(c, dtype=np.uint64) for c in zip(*random_cases(desc, 3000, seed=1))]
     for _ in range(2):
-        got = api.run_batch(desc, columns, 3000)
-    assert got.tolist() == api.run_numpy(desc, columns, 3000).tolist()
+        got = run.run_batch(desc, columns, 3000)
+    assert got.tolist() == run.run_numpy(desc, columns, 3000).tolist()
     err = capsys.readouterr().err
     assert err.count("running on NumPy") == 1 and "no C compiler" in err
 
@@ -207,7 +207,7 @@ def test_run_batch_uses_the_kernel_when_always(monkeypatch):
     rng = random.Random(3)
     cases = [[rng.getrandbits(32) for _ in range(17)] for _ in range(50)]
     columns = [np.array(c, dtype=np.uint64) for c in zip(*cases)]
-    assert api.run_batch(desc, columns, 50).tolist() == api.run_numpy(desc, columns, 50).tolist()
+    assert run.run_batch(desc, columns, 50).tolist() == run.run_numpy(desc, columns, 50).tolist()
 
 
 def test_mma_dot_switches_to_the_kernel_and_keeps_its_checks(monkeypatch):
