@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from tcspec.api import mma_dot
 from tcspec.ref import kernels
-from tcspec.ref.api import mma_dot
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.run import run_numpy, run_scalar
 from tcspec.spec.catalog import input_layout, is_specified, lookup

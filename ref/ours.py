@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from tcspec.ref.api import mma_dot
+from tcspec.api import mma_dot
 from tcspec.ref.vectorfiles import VECTOR_DIR, vector_counts
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.descriptor import Descriptor

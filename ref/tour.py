@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcspec.ref.api import mma_dot
+from tcspec.api import mma_dot
 from tcspec.ref.cli import describe_word, hex_word
 from tcspec.ref.oracle import exact_model
 

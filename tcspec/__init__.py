@@ -17,8 +17,8 @@ lowerings, vectors, the command line) and ``tcspec.proofs``.
 
 from __future__ import annotations
 
-from tcspec.ref.api import evaluate, mma, mma_dot
-from tcspec.ref.chaining import gemm
+from tcspec.api import evaluate, mma, mma_dot
+from tcspec.chaining import gemm
 from tcspec.smt.formula import formula
 
 __all__ = ["evaluate", "formula", "gemm", "mma", "mma_dot"]

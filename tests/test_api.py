@@ -1,11 +1,11 @@
-"""The public API: mma_dot, mma and evaluate (ref/api.py)."""
+"""The public API: mma_dot, mma and evaluate (tcspec/api.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tcspec.ref import evaluate, mma, mma_dot
+from tcspec import evaluate, mma, mma_dot
 
 ONE, TWO = 0x3F800000, 0x40000000
 

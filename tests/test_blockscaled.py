@@ -12,7 +12,8 @@ import dataclasses
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tcspec.ref import mma_dot, oracle
+from tcspec import mma_dot
+from tcspec.ref import oracle
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.strategies import dot_words
 from tcspec.ref.vectorfiles import REFERENCE_DIR, frozen_record, read_vectors

@@ -1,11 +1,11 @@
-"""Whole-GEMM K chaining (ref/chaining.py): ``gemm`` is a chain of instructions, D -> next C."""
+"""Whole-GEMM K chaining (tcspec/chaining.py): ``gemm`` is a chain of instructions, D -> next C."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tcspec.ref import gemm, mma, mma_dot
+from tcspec import gemm, mma, mma_dot
 from tcspec.ref.oracle import exact_model
 
 ONE = 0x3F800000

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcspec.ref import mma_dot
+from tcspec import mma_dot
 
 MAX, MIN = 0x7FFFFFFF, 0x80000000
 

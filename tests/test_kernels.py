@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcspec.ref import api, kernels, run
+from tcspec import api
+from tcspec.ref import kernels, run
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.conformance import random_cases, reference_cases
 from tcspec.ref.strategies import dot_words

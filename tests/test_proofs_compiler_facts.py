@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
+from tcspec.chaining import gemm
 from tcspec.proofs import compiler_facts as facts
 from tcspec.proofs.core import PROVED, REFUTED, WITNESS, Settings, decide
-from tcspec.ref.chaining import gemm
 from tcspec.spec.catalog import lookup
 from tcspec.spec.formats import FORMATS
 from tcspec.spec.scalar import SCALAR

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tcspec.ref import evaluate, mma, mma_dot, oracle
+from tcspec import evaluate, mma, mma_dot
+from tcspec.ref import oracle
 from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.strategies import dot_words

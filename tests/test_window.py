@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tcspec.ref import mma_dot, oracle
+from tcspec import mma_dot
+from tcspec.ref import oracle
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.strategies import dot_words
 from tcspec.spec.catalog import CATALOG

@@ -4,7 +4,7 @@ Each instruction covers the datapath's K (the logical K when sparse) and
 ends in the destination format (SEMANTICS.md sections 2-5), so a long K is
 not one wide dot product: the D of one step is the C of the next, and both
 the truncation at every step and the order of the K blocks show in the
-result. Every step runs the NumPy batch lowering through :func:`ref.api.mma`.
+result. Every step runs the NumPy batch lowering through :func:`tcspec.api.mma`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tcspec.ref.api import mma
+from tcspec.api import mma
 from tcspec.ref.inputs import _array, matrix_operands
 from tcspec.spec.descriptor import Descriptor, resolve
 
