@@ -244,8 +244,8 @@ def _print_report(report: Any, what: str) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from tcspec.ref.validate import check_files, validate_frozen
     from tcspec.ref.vectorfiles import reference_files
+    from tcspec.validate import check_files, validate_frozen
 
     frozen = validate_frozen()
     total = frozen.total
@@ -286,8 +286,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from tcspec.ref.validate import check_file
     from tcspec.spec.candidates import candidate_named
+    from tcspec.validate import check_file
 
     candidate = candidate_named(args.model or "hardware")
     if args.dask:
@@ -296,7 +296,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for name in args.files:
         path = Path(name)
         if path.is_dir():
-            from tcspec.ref.campaign import check_columns
+            from tcspec.campaign import check_columns
 
             if args.model:
                 raise UsageError(f"--model applies to vector line files, not to the "
@@ -331,7 +331,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_on_dask(args: argparse.Namespace) -> int:
-    from tcspec.ref.campaign import check_on_dask
+    from tcspec.campaign import check_on_dask
 
     if args.model:
         raise UsageError("--model and --dask cannot be combined")
@@ -348,7 +348,7 @@ def _check_on_dask(args: argparse.Namespace) -> int:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
-    from tcspec.ref.campaign import generate_file, parse_mix
+    from tcspec.campaign import generate_file, parse_mix
 
     if args.jobs is not None and args.dask:
         raise UsageError("--jobs and --dask cannot be combined")
@@ -415,7 +415,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
-    from tcspec.ref.conformance import run_conformance
+    from tcspec.conformance import run_conformance
     from tcspec.spec.catalog import CATALOG, lookup
 
     names = [lookup(n).name for n in args.datapath] if args.datapath else list(CATALOG)

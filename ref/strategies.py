@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from tcspec.ref.campaign import SCALE_NAN, edge_pool
+from tcspec.campaign import SCALE_NAN, edge_pool
 from tcspec.ref.inputs import UNIT_SCALE
 from tcspec.spec.catalog import input_layout
 from tcspec.spec.descriptor import Descriptor

@@ -1,13 +1,13 @@
 """The conformance matrix's lowerings and the datapaths it covers.
 
 Adding a datapath to the catalog adds it to every matrix that iterates over
-:data:`SPECIFIED`; adding a lowering to :data:`ref.conformance.LOWERINGS`
+:data:`SPECIFIED`; adding a lowering to :data:`tcspec.conformance.LOWERINGS`
 adds it to every comparison.
 """
 
 from __future__ import annotations
 
-from tcspec.ref import conformance
+from tcspec import conformance
 from tcspec.spec.catalog import CATALOG, is_specified
 
 SPECIFIED = [name for name, entry in CATALOG.items() if is_specified(entry.descriptor)]

@@ -1,4 +1,4 @@
-"""tcspec gen and columnar vector files (ref/campaign.py), and check on hostile input."""
+"""tcspec gen and columnar vector files (tcspec/campaign.py), and check on hostile input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tcspec.ref import campaign
+from tcspec import campaign
 from tcspec.ref.cli import main
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.formats import FORMATS

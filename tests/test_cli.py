@@ -188,7 +188,7 @@ def test_check_empty_and_corrupt_files_exit_2(capsys, tmp_path):
 def test_conform_runs_every_lowering_and_reports_disagreement(capsys, monkeypatch):
     code, out, _ = run(capsys, "conform", "--datapath", "tf32", "--cases", "3")
     assert code == 0 and "dense-tf32" in out and "agree" in out
-    import tcspec.ref.conformance as conformance
+    import tcspec.conformance as conformance
 
     broken = dict(conformance.LOWERINGS)
     broken["numpy"] = lambda desc, cases: [w ^ 1 for w in conformance.numpy_batch(desc, cases)]

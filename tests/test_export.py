@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tcspec.ours import OURS_DIR, unvectored
 from tcspec.ref.export import C_HEADER, C_SOURCE, c_name, select, smtlib_text, write_c
-from tcspec.ref.ours import OURS_DIR, unvectored
 from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, Record, read_vectors
 from tcspec.smt.formula import traced
 from tcspec.smt.smtlib import literal

@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcspec import api
+from tcspec.conformance import random_cases, reference_cases
 from tcspec.ref import kernels, run
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.conformance import random_cases, reference_cases
 from tcspec.ref.strategies import dot_words
 from tcspec.smt.trace import TraceOps, evaluate, walk
 from tcspec.spec.catalog import CATALOG

@@ -11,7 +11,6 @@ import json
 
 import pytest
 
-from tcspec.ref.validate import check_file, validate_frozen
 from tcspec.ref.vectorfiles import (
     FROZEN_FILE,
     REFERENCE_DIR,
@@ -20,6 +19,7 @@ from tcspec.ref.vectorfiles import (
     reference_files,
 )
 from tcspec.spec.catalog import CATALOG, is_specified
+from tcspec.validate import check_file, validate_frozen
 
 REFERENCE_FILES = reference_files()
 

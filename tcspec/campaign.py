@@ -36,12 +36,12 @@ import numpy as np
 
 from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
 from tcspec.ref.run import run_batch
-from tcspec.ref.validate import Mismatch, Report
 from tcspec.ref.vectorfiles import Record
 from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import Descriptor, resolve
 from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
 from tcspec.spec.sparse import LEGAL_SELECTORS
+from tcspec.validate import Mismatch, Report
 
 CATEGORIES = ("raw", "finite", "edge")
 COLUMNS_FORMAT = "tcspec-columns"
@@ -661,7 +661,7 @@ def check_on_dask(paths: Sequence[str | Path], address: str, keep: int = 10,
     client = _dask_client(address)
     from distributed import as_completed
 
-    from tcspec.ref.validate import check_file
+    from tcspec.validate import check_file
 
     report = Report()
     with client:
