@@ -605,7 +605,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    from tcspec.ref.classify import classification_text, classify_file
+    from tcspec.classify import classification_text, classify_file
 
     names = [n for n in (args.candidates or "").split(",") if n.strip()]
     try:

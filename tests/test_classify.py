@@ -1,4 +1,4 @@
-"""classify: which candidates survive observed words (ref/classify.py)."""
+"""classify: which candidates survive observed words (tcspec/classify.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tcspec.ref.classify import classification_text, classify_file, family_of
+from tcspec.classify import classification_text, classify_file, family_of
 from tcspec.ref.cli import main
 from tcspec.ref.vectorfiles import FROZEN_FILE
 from tcspec.spec.catalog import lookup

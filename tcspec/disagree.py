@@ -4,7 +4,7 @@ A sanity figure for the candidates of SEMANTICS.md section 7 (which quotes
 B200 disagreeing with ``exact-rne`` on 144 and ``two-stage`` on 12 of 2,000
 random raw TF32 cases). Inputs are uniform random words (``raw``), or words
 whose container is finite (``finite``); every model runs on its compiled
-lowering. Run: ``python3 -m tcspec.ref.disagree dense-tf32 --cases 2000 --seed 0``.
+lowering. Run: ``python3 -m tcspec.disagree dense-tf32 --cases 2000 --seed 0``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def disagreements(desc: Descriptor, rows: Sequence[Sequence[int]],
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python3 -m tcspec.ref.disagree", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python3 -m tcspec.disagree", description=__doc__)
     parser.add_argument("datapath")
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
