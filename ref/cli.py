@@ -427,8 +427,8 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from tcspec.ref.explain import compare, explain, vector_line
-    from tcspec.ref.svg import alignment_svg
+    from tcspec.explain import compare, explain, vector_line
+    from tcspec.svg import alignment_svg
 
     if args.line:
         if args.a or args.b or args.datapath or args.a_format:
@@ -619,7 +619,7 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def cmd_tour(args: argparse.Namespace) -> int:
-    from tcspec.ref.tour import tour
+    from tcspec.tour import tour
 
     tour()
     return 0

@@ -156,7 +156,7 @@ class Ops:
         """A stage boundary of a datapath and the values it has computed so far.
 
         A no-op: it builds nothing, so no formula changes. A recording
-        backend (``ref.explain``) overrides it to show the stages.
+        backend (``tcspec.explain``) overrides it to show the stages.
         """
 
     # ------------------------------------------------------------------ values

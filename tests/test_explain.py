@@ -1,4 +1,4 @@
-"""tcspec explain (ref/explain.py, ref/svg.py): stages recorded from the one spec run."""
+"""tcspec explain (tcspec/explain.py, tcspec/svg.py): stages recorded from the one spec run."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from fractions import Fraction
 
 import pytest
 
+from tcspec.explain import Explanation, compare, explain, hexfloat
 from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.explain import Explanation, compare, explain, hexfloat
 from tcspec.ref.inputs import UNIT_SCALE, prepare_dot
-from tcspec.ref.svg import alignment_svg
 from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, parse_record
 from tcspec.spec.catalog import CATALOG, lookup
+from tcspec.svg import alignment_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 TINY = "0x39000000"  # 2^-13: a product of two is 2^-26

@@ -4,7 +4,7 @@ One row per nonzero aligned term, its significand bits placed at their
 exponents; the window (bits at or above the quantum ``2^q``) is a band,
 bits below it are shaded as lost; the exact sum and the result's kept
 bits are drawn below. Everything shown comes from a recorded
-:class:`ref.explain.Alignment`; the SVG is self-contained.
+:class:`tcspec.explain.Alignment`; the SVG is self-contained.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from xml.sax.saxutils import escape, quoteattr
 
-from tcspec.ref.explain import Alignment, hexfloat
+from tcspec.explain import Alignment, hexfloat
 
 CELL_W = 14
 CELL_H = 18
