@@ -363,7 +363,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 
 def cmd_smtlib(args: argparse.Namespace) -> int:
-    from tcspec.ref.export import select, smtlib_text, write_text
+    from tcspec.export import select, smtlib_text, write_text
     from tcspec.smt.formula import traced
 
     descs = select([args.datapath])
@@ -377,7 +377,7 @@ def cmd_smtlib(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tcspec.ref.export import select, smtlib_text, write_c, write_text
+    from tcspec.export import select, smtlib_text, write_c, write_text
 
     started = time.monotonic()
     descs = select(args.datapath, args.all)
@@ -400,7 +400,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tcspec.ref.bench import run_benchmarks
+    from tcspec.bench import run_benchmarks
     from tcspec.spec.catalog import CATALOG
 
     if args.rows < 1:

@@ -102,7 +102,7 @@ def compare(desc: Descriptor, cases: Cases,
 
 def random_cases(desc: Descriptor, count: int, seed: int) -> list[list[int]]:
     """``count`` random raw input word lists (legal metadata), reproducible from ``seed``."""
-    from tcspec.ref.bench import random_columns
+    from tcspec.bench import random_columns
 
     columns = random_columns(desc, count, seed)
     return [[int(col[i]) for col in columns] for i in range(count)]

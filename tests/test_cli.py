@@ -146,7 +146,7 @@ def test_tour_and_bench_run(capsys):
 
 
 def test_bench_ratio_summary():
-    from tcspec.ref.bench import ratio_summary
+    from tcspec.bench import ratio_summary
 
     rows = [{"datapath": "x", "kernel": 300.0, "numpy": 10.0},
             {"datapath": "y", "kernel": 150.0, "numpy": 10.0},

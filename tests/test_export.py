@@ -1,4 +1,4 @@
-"""tcspec export (ref/export.py): the SMT-LIB library in z3, bitwuzla and cvc5; the C reference.
+"""tcspec export (tcspec/export.py): the SMT-LIB library in z3, bitwuzla and cvc5; the C reference.
 
 Each exported function is evaluated on the datapath's B200 words, then its
 reference vectors, then (for the 21 datapaths with neither) the vectors of
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tcspec.export import C_HEADER, C_SOURCE, c_name, select, smtlib_text, write_c
 from tcspec.ours import OURS_DIR, unvectored
-from tcspec.ref.export import C_HEADER, C_SOURCE, c_name, select, smtlib_text, write_c
 from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, Record, read_vectors
 from tcspec.smt.formula import traced
 from tcspec.smt.smtlib import literal
