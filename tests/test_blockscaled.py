@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from tcspec import mma_dot
 from tcspec.ref import oracle
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.strategies import dot_words
 from tcspec.ref.vectorfiles import REFERENCE_DIR, frozen_record, read_vectors
 from tcspec.smt.formula import traced
 from tcspec.smt.trace import walk
@@ -30,6 +29,7 @@ from tcspec.spec.blockscaled import (
 from tcspec.spec.catalog import CATALOG, input_layout, is_specified
 from tcspec.spec.formats import FORMATS
 from tcspec.spec.scalar import SCALAR
+from tcspec.strategies import dot_words
 
 BLOCK_DATAPATHS = [n for n, e in CATALOG.items()
                    if e.descriptor.family == "block" and not e.descriptor.sparse]

@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from tcspec.ref import oracle
 from tcspec.ref.batch import NUMPY
 from tcspec.ref.compiled import compiled_dot, compiled_model
-from tcspec.ref.strategies import dot_words
 from tcspec.ref.vectorfiles import FROZEN_FILE, read_vectors
 from tcspec.smt.formula import traced
 from tcspec.spec.candidates import (
@@ -33,6 +32,7 @@ from tcspec.spec.catalog import input_layout, inputs_from, lookup
 from tcspec.spec.exact import exact_fixed_point
 from tcspec.spec.formats import FORMATS
 from tcspec.spec.scalar import SCALAR
+from tcspec.strategies import dot_words
 from tcspec.validate import check_file
 
 MMA_SIM_FILE = FROZEN_FILE.parent / "candidates" / "mma-sim.jsonl"

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tcspec.ref.inputs import prepare_dot
-from tcspec.ref.strategies import CATEGORIES, dot_words
 from tcspec.ref.vectorfiles import REFERENCE_DIR
 from tcspec.spec.catalog import CATALOG
+from tcspec.strategies import CATEGORIES, dot_words
 from tests.lowerings import LOWERINGS, SPECIFIED, compare
 
 SAMPLE_EXAMPLES = 4

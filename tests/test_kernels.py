@@ -22,9 +22,9 @@ from tcspec import api
 from tcspec.conformance import random_cases, reference_cases
 from tcspec.ref import kernels, run
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.strategies import dot_words
 from tcspec.smt.trace import TraceOps, evaluate, walk
 from tcspec.spec.catalog import CATALOG
+from tcspec.strategies import dot_words
 from tests.lowerings import SPECIFIED
 from tests.test_backends import ALL, BINARY, SHIFTS, UNARY, _cases
 

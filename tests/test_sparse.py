@@ -18,12 +18,12 @@ from tcspec import evaluate, mma, mma_dot
 from tcspec.ref import oracle
 from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.strategies import dot_words
 from tcspec.ref.vectorfiles import frozen_record
 from tcspec.smt.formula import reparsed_z3, traced, z3_formula
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.formats import FORMATS
 from tcspec.spec.window import default_clamp
+from tcspec.strategies import dot_words
 
 SPARSE = [n for n, e in CATALOG.items() if e.descriptor.sparse]
 

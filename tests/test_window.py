@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from tcspec import mma_dot
 from tcspec.ref import oracle
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.strategies import dot_words
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.formats import FORMATS
 from tcspec.spec.scalar import SCALAR
 from tcspec.spec.window import WINDOW_CLAMP, default_clamp, window_dot
+from tcspec.strategies import dot_words
 
 WINDOW_DATAPATHS = [n for n, e in CATALOG.items()
                     if e.descriptor.family == "window" and not e.descriptor.sparse]
