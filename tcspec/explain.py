@@ -17,7 +17,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from tcspec.ref.cli import describe_word, hex_word
+from tcspec.cli import describe_word, hex_word
 from tcspec.spec.bitvec import BV, Bool
 from tcspec.spec.candidates import HARDWARE, build_model, get_candidate
 from tcspec.spec.catalog import input_layout, inputs_from

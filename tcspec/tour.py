@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tcspec.api import mma_dot
-from tcspec.ref.cli import describe_word, hex_word
+from tcspec.cli import describe_word, hex_word
 from tcspec.ref.oracle import exact_model
 
 ONE = 0x3F800000

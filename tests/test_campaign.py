@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tcspec import campaign
-from tcspec.ref.cli import main
+from tcspec.cli import main
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.formats import FORMATS
 

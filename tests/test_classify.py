@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tcspec.classify import classification_text, classify_file, family_of
-from tcspec.ref.cli import main
+from tcspec.cli import main
 from tcspec.ref.vectorfiles import FROZEN_FILE
 from tcspec.spec.catalog import lookup
 

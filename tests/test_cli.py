@@ -1,4 +1,4 @@
-"""The tcspec command line (ref/cli.py): outputs, exit codes, and one-line errors."""
+"""The tcspec command line (tcspec/cli.py): outputs, exit codes, and one-line errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tcspec.ref.cli import main
+from tcspec.cli import main
 from tcspec.ref.vectorfiles import REFERENCE_DIR
 
 ONE = "0x3f800000"
@@ -157,7 +157,7 @@ def test_bench_ratio_summary():
 
 
 def test_module_entry_point_exits_with_status():
-    proc = subprocess.run([sys.executable, "-m", "tcspec.ref.cli", "eval", "--datapath", "tf32",
+    proc = subprocess.run([sys.executable, "-m", "tcspec.cli", "eval", "--datapath", "tf32",
                            "--a", "nothex", "--b", EIGHT_ONES], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.startswith("tcspec: error: --a[0]: 'nothex' is not a hex word")

@@ -10,8 +10,8 @@ from fractions import Fraction
 
 import pytest
 
+from tcspec.cli import main
 from tcspec.explain import Explanation, compare, explain, hexfloat
-from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.inputs import UNIT_SCALE, prepare_dot
 from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, parse_record

@@ -188,7 +188,7 @@ def test_c_reference_compiles_for_the_device(tmp_path):
 
 
 def test_export_command(capsys, tmp_path):
-    from tcspec.ref.cli import main
+    from tcspec.cli import main
 
     target = tmp_path / "tcgen05.smt2"
     assert main(["export", "--lang", "smtlib", "--datapath", "tf32", "--datapath", "i8-s8-s8-wrap",

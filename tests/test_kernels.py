@@ -235,7 +235,7 @@ def test_mma_dot_switches_to_the_kernel_and_keeps_its_checks(monkeypatch):
 
 
 def test_bench_json_reports_every_lowering(capsys):
-    from tcspec.ref.cli import main
+    from tcspec.cli import main
 
     assert main(["bench", "--datapath", "i8-s8-s8-wrap", "--rows", "64", "--scalar-seconds",
                  "0.02", "--json"]) == 0

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from tcspec.cli import main
 from tcspec.proofs.probe import (
     EQUIVALENT,
     FOUND,
@@ -24,7 +25,6 @@ from tcspec.proofs.probe import (
 )
 from tcspec.proofs.sensitivity import rule_constants
 from tcspec.proofs.separate import separating_suite
-from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_model
 from tcspec.spec.catalog import lookup
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tcspec.cli import main
 from tcspec.proofs import runner
 from tcspec.proofs.core import (
     AUTO,
@@ -19,7 +20,6 @@ from tcspec.proofs.core import (
     check_queries,
     decide,
 )
-from tcspec.ref.cli import main
 from tcspec.smt.solve import SOLVERS, check_sat, run_script
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.catalog import lookup

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tcspec import evaluate, mma, mma_dot
+from tcspec.cli import main
 from tcspec.ref import oracle
-from tcspec.ref.cli import main
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.vectorfiles import frozen_record
 from tcspec.smt.formula import reparsed_z3, traced, z3_formula
