@@ -10,81 +10,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import struct
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-EXIT_MISMATCH = 1
-EXIT_USAGE = 2
+from tcspec.words import (
+    EXIT_MISMATCH,
+    EXIT_USAGE,
+    ProgressLine,
+    UsageError,
+    describe_word,
+    format_words,
+    hex_word,
+    parse_hex_list,
+    parse_hex_word,
+)
 
 FIRST_MISMATCHES = 10
 
 FAMILY_LABELS = {"window": "float", "integer": "integer", "block": "block-scaled"}
-
-
-class UsageError(ValueError):
-    """Bad input from the command line."""
-
-
-def parse_hex_word(text: str, what: str, bits: int = 32) -> int:
-    """``0x3f800000`` or ``3f800000`` -> int, checked against ``bits``."""
-    token = text.strip()
-    digits = token[2:] if token[:2].lower() == "0x" else token
-    if not digits or any(ch not in "0123456789abcdefABCDEF_" for ch in digits):
-        raise UsageError(f"{what}: {token!r} is not a hex word")
-    value = int(digits.replace("_", ""), 16)
-    if value >= 1 << bits:
-        raise UsageError(f"{what}: {token} does not fit in {bits} bits")
-    return value
-
-
-def parse_hex_list(text: str, what: str, bits: int = 32) -> list[int]:
-    parts = [p for p in text.replace(" ", ",").split(",") if p.strip()]
-    if not parts:
-        raise UsageError(f"{what}: no words given")
-    return [parse_hex_word(p, f"{what}[{i}]", bits) for i, p in enumerate(parts)]
-
-
-def describe_word(word: int, d_type: str) -> str:
-    """A human reading of a result word (host floats are used here for display only)."""
-    if d_type == "s32":
-        return str(word - (1 << 32) if word >> 31 else word)
-    if d_type == "f16":
-        value = struct.unpack("<e", struct.pack("<H", word))[0]
-    else:
-        value = struct.unpack("<f", struct.pack("<I", word))[0]
-    if value != value:
-        return "NaN"
-    return repr(value)
-
-
-def hex_word(word: int, d_type: str = "f32") -> str:
-    return f"0x{word:04X}" if d_type == "f16" else f"0x{word:08X}"
-
-
-def _format_words(words: Sequence[int], limit: int = 8) -> str:
-    shown = ",".join(f"0x{w:X}" for w in words[:limit])
-    return f"[{shown}{',...' if len(words) > limit else ''}] ({len(words)})"
-
-
-class ProgressLine:
-    """Prints ``NAME: N cases checked`` to stderr at most every ``every`` seconds."""
-
-    def __init__(self, name: str, every: float = 2.0, verb: str = "checked") -> None:
-        self.name = name
-        self.verb = verb
-        self.every = every
-        self.started = self.last = time.monotonic()
-
-    def __call__(self, cases: int) -> None:
-        now = time.monotonic()
-        if now - self.last >= self.every:
-            self.last = now
-            print(f"  {self.name}: {cases} cases {self.verb} ({now - self.started:.0f}s)",
-                  file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------ commands
@@ -237,7 +183,7 @@ def _print_report(report: Any, what: str) -> None:
         print(f"  {label} [{rec.datapath}]: expected {hex_word(rec.expected, d_type)}, "
               f"got {hex_word(mismatch.got, d_type)}")
         raw = rec.raw
-        print(f"    a={_format_words(raw['a'])} b={_format_words(raw['b'])} "
+        print(f"    a={format_words(raw['a'])} b={format_words(raw['b'])} "
               f"c=0x{raw['c']:X}" + (f" scale_a={raw.get('scale_a')} scale_b={raw.get('scale_b')}"
                                      if raw.get("scale_a") else "")
               + (f" metadata={raw.get('sparse_metadata')}" if raw.get("sparse_metadata") else ""))

@@ -17,7 +17,6 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from tcspec.cli import describe_word, hex_word
 from tcspec.spec.bitvec import BV, Bool
 from tcspec.spec.candidates import HARDWARE, build_model, get_candidate
 from tcspec.spec.catalog import input_layout, inputs_from
@@ -25,6 +24,7 @@ from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import FORMATS, Decoded, IntFormat, Term, decode_int
 from tcspec.spec.scalar import SCALAR, ScalarOps
 from tcspec.spec.sparse import select_active
+from tcspec.words import describe_word, hex_word
 
 
 class RecordingOps(ScalarOps):

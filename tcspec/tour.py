@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tcspec.api import mma_dot
-from tcspec.cli import describe_word, hex_word
 from tcspec.ref.oracle import exact_model
+from tcspec.words import describe_word, hex_word
 
 ONE = 0x3F800000
 TWO_POW_M13 = 0x39000000  # 2^-13, exact in TF32
