@@ -10,6 +10,7 @@ and its words are compared with NumPy's on the measured rows.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -21,9 +22,10 @@ from tcspec.api import mma_dot
 from tcspec.ref import kernels
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.run import run_numpy, run_scalar
-from tcspec.spec.catalog import input_layout, is_specified, lookup
+from tcspec.spec.catalog import CATALOG, input_layout, is_specified, lookup
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.sparse import LEGAL_SELECTORS
+from tcspec.words import UsageError
 
 DEFAULT_DATAPATHS = ("dense-tf32", "dense-bf16", "dense-e4m3", "mixed-e2m1-e4m3-f16",
                      "i8-s8-s8-wrap", "dense-mx-e4m3", "dense-mxf4", "dense-nvfp4",
@@ -234,3 +236,16 @@ def ratio_summary(results: Sequence[dict[str, Any]]) -> str | None:
     lowest = ", ".join(f"{name} {ratio:.1f}x" for ratio, name in ratios[:3])
     return (f"kernel >= {TARGET_RATIO:.0f}x NumPy on {met} of {len(ratios)} datapaths; median "
             f"{median:.1f}x; lowest: {lowest}")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``tcspec bench``: the throughput of every lowering side by side."""
+    if args.rows < 1:
+        raise UsageError(f"--rows must be at least 1, got {args.rows}")
+    if args.all and args.datapath:
+        raise UsageError("give --all or --datapath, not both")
+    names = list(CATALOG) if args.all else args.datapath or None
+    if args.json and args.markdown:
+        raise UsageError("give --json or --markdown, not both")
+    run_benchmarks(names, args.rows, args.scalar_seconds, args.json, args.markdown)
+    return 0

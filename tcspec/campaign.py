@@ -20,6 +20,7 @@ the file (never unpickled, never wholly in memory).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gzip
 import itertools
@@ -37,11 +38,13 @@ import numpy as np
 from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
 from tcspec.ref.run import run_batch
 from tcspec.ref.vectorfiles import Record
+from tcspec.spec.candidates import candidate_named
 from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import Descriptor, resolve
 from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
 from tcspec.spec.sparse import LEGAL_SELECTORS
-from tcspec.validate import Mismatch, Report
+from tcspec.validate import FIRST_MISMATCHES, Mismatch, Report, check_file, print_report
+from tcspec.words import EXIT_MISMATCH, EXIT_USAGE, ProgressLine, UsageError
 
 CATEGORIES = ("raw", "finite", "edge")
 COLUMNS_FORMAT = "tcspec-columns"
@@ -661,8 +664,6 @@ def check_on_dask(paths: Sequence[str | Path], address: str, keep: int = 10,
     client = _dask_client(address)
     from distributed import as_completed
 
-    from tcspec.validate import check_file
-
     report = Report()
     with client:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -684,3 +685,72 @@ def check_on_dask(paths: Sequence[str | Path], address: str, keep: int = 10,
     del report.mismatches[keep:]
     return report
 
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``tcspec check``: vector line files or columnar directories, here or on Dask."""
+    candidate = candidate_named(args.model or "hardware")
+    if args.dask:
+        return _check_on_dask(args)
+    status = 0
+    for name in args.files:
+        path = Path(name)
+        if path.is_dir():
+            if args.model:
+                raise UsageError(f"--model applies to vector line files, not to the "
+                                 f"columnar directory {name}")
+            report = check_columns(path, args.jobs or (os.cpu_count() or 1), FIRST_MISMATCHES,
+                                   ProgressLine(name))
+        elif not path.is_file():
+            raise UsageError(f"no such vector file: {name}")
+        else:
+            try:
+                report = check_file(path, progress=ProgressLine(name), model=candidate.name)
+            except (OSError, EOFError) as exc:
+                raise UsageError(f"cannot read {name}: {exc}") from None
+        total = report.total
+        if total.cases and total.skipped == total.cases:
+            raise UsageError(f"model {candidate.name!r} applies to none of the {total.cases} "
+                             f"lines of {name} (it applies to {candidate.applies_to})")
+        print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
+        if not report.total.cases and not report.bad_lines:
+            print(f"no vector lines in {name}")
+            status = status or EXIT_USAGE
+            continue
+        print_report(report, name)
+        if total.skipped:
+            print(f"{total.skipped} line(s) skipped: model {candidate.name!r} does not apply to "
+                  f"their datapath (it applies to {candidate.applies_to})")
+        if report.mismatches:
+            status = EXIT_MISMATCH
+        elif report.bad_lines and status == 0:
+            status = EXIT_USAGE
+    return status
+
+
+def _check_on_dask(args: argparse.Namespace) -> int:
+    if args.model:
+        raise UsageError("--model and --dask cannot be combined")
+    for name in args.files:
+        if not Path(name).exists():
+            raise UsageError(f"no such vector file: {name}")
+    report = check_on_dask(args.files, args.dask, FIRST_MISMATCHES,
+                           ProgressLine(f"dask {args.dask}"))
+    print(f"== {', '.join(args.files)} on Dask {args.dask}")
+    print_report(report, "the files")
+    if report.mismatches:
+        return EXIT_MISMATCH
+    return EXIT_USAGE if report.bad_lines or not report.total.cases else 0
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    """``tcspec gen``: seeded cases with expected words, as JSON lines or ``npy-dir``."""
+    if args.jobs is not None and args.dask:
+        raise UsageError("--jobs and --dask cannot be combined")
+    path = generate_file(args.datapath, args.cases, args.out, mix=parse_mix(args.mix),
+                         seed=args.seed, file_format=args.format,
+                         progress=ProgressLine(args.out, verb="written"),
+                         jobs=(os.cpu_count() or 1) if args.jobs is None else args.jobs,
+                         dask=args.dask)
+    print(f"wrote {path}: {args.cases} cases of {args.datapath} ({args.format}, mix {args.mix}, "
+          f"seed {args.seed})")
+    return 0

@@ -10,6 +10,7 @@ candidate does not apply to are skipped for it and counted. No solver.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from tcspec.ref.vectorfiles import BadLine, Record, read_vectors
 from tcspec.spec.candidates import CANDIDATES, candidate_named
 from tcspec.spec.catalog import is_specified
 from tcspec.spec.descriptor import Descriptor
+from tcspec.words import UsageError
 
 
 def family_of(desc: Descriptor) -> str:
@@ -193,3 +195,16 @@ def classification_text(result: Classification, show_all: bool = False) -> str:
     for bad in result.bad_lines[:10]:
         lines.append(f"malformed line {bad.line}: {bad.problem}")
     return "\n".join(lines)
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    """``tcspec classify``: which candidate models survive observed words."""
+    names = [n for n in (args.candidates or "").split(",") if n.strip()]
+    try:
+        result = classify_file(args.file, names or None)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    if not result.families and not result.bad_lines:
+        raise UsageError(f"no vector lines in {args.file}")
+    print(classification_text(result, args.all))
+    return 0

@@ -9,6 +9,7 @@ the test suite both run them through :func:`compare`.
 
 from __future__ import annotations
 
+import argparse
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,9 @@ from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.kernels import compiler, kernel_for
 from tcspec.ref.run import run_numpy, run_scalar
 from tcspec.smt.formula import reparsed_z3, z3_formula
+from tcspec.spec.catalog import CATALOG, lookup
 from tcspec.spec.descriptor import Descriptor
+from tcspec.words import EXIT_MISMATCH, UsageError
 
 Cases = Sequence[Sequence[int]]
 
@@ -150,3 +153,13 @@ def run_conformance(names: Sequence[str], count: int, seed: int, reference: bool
             emit(f"    reference vector {i + 1}: expected 0x{expected[i]:X}, "
                  f"got 0x{comparison.reference[len(cases) + i]:X}")
     return all_good
+
+
+def cmd_conform(args: argparse.Namespace) -> int:
+    """``tcspec conform``: every lowering on the same inputs."""
+    names = [lookup(n).name for n in args.datapath] if args.datapath else list(CATALOG)
+    if args.cases < 0:
+        raise UsageError(f"--cases must be at least 0, got {args.cases}")
+    good = run_conformance(names, args.cases, args.seed, args.reference,
+                           lambda line: print(line, flush=True))
+    return 0 if good else EXIT_MISMATCH

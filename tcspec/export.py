@@ -8,7 +8,10 @@ the provenance lines of :mod:`spec.provenance`.
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from tcspec.smt.trace import Node
 from tcspec.spec.catalog import CATALOG, input_layout, is_specified, lookup
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.provenance import header_lines, semantics_sha256, tcspec_version
+from tcspec.words import UsageError
 
 LANGUAGES = ("smtlib", "c")
 C_HEADER = "tcspec_tcgen05.h"
@@ -149,3 +153,37 @@ def write_c(descs: Sequence[Descriptor], directory: str | Path) -> dict[Path, in
         write_text(directory / name, text)
         sizes[directory / name] = len(text.encode())
     return sizes
+
+
+def cmd_smtlib(args: argparse.Namespace) -> int:
+    """``tcspec smtlib``: a self-contained SMT-LIB2 script for one datapath."""
+    descs = select([args.datapath])
+    text = smtlib_text(descs, "script")
+    if args.output:
+        write_text(args.output, text)
+        print(f"wrote {args.output}: {len(text)} bytes, {traced(descs[0]).node_count} DAG nodes")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """``tcspec export``: the SMT-LIB function library or the C99 reference."""
+    started = time.monotonic()
+    descs = select(args.datapath, args.all)
+    if args.lang == "c":
+        if args.form is not None:
+            raise UsageError("--form applies to --lang smtlib only")
+        if not args.output:
+            raise UsageError("--lang c writes tcspec_tcgen05.h and tcspec_tcgen05.c: give -o DIR")
+        for path, size in write_c(descs, args.output).items():
+            print(f"wrote {path}: {size} bytes")
+    else:
+        text = smtlib_text(descs, args.form or "library")
+        if not args.output:
+            sys.stdout.write(text)
+            return 0
+        write_text(args.output, text)
+        print(f"wrote {args.output}: {len(text.encode())} bytes")
+    print(f"{len(descs)} datapath(s) exported in {time.monotonic() - started:.1f}s")
+    return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from tcspec.api import mma_dot
 from tcspec.ref.oracle import exact_model
 from tcspec.words import describe_word, hex_word
@@ -42,3 +44,9 @@ def tour() -> None:
     words = ",".join([f"0x{TWO_POW_M13:08X}"] * 8)
     print(f"Stop 1, stage by stage: `tcspec explain --datapath dense-tf32 --a {words} --b {words} "
           f"--c 0x{ONE:08X}` (--vs exact-rne compares, --svg FILE draws it).")
+
+
+def cmd_tour(args: argparse.Namespace) -> int:
+    """``tcspec tour``."""
+    tour()
+    return 0

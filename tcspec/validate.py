@@ -10,20 +10,28 @@ candidate, a record whose datapath it does not apply to is counted as
 
 from __future__ import annotations
 
+import argparse
+import os
+import sys
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tcspec.ref.compiled import compiled_model
 from tcspec.ref.run import run_batch
-from tcspec.ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors
+from tcspec.ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors, reference_files
 from tcspec.spec.candidates import HARDWARE, candidate_named
 from tcspec.spec.catalog import input_layout, is_specified
 from tcspec.spec.descriptor import Descriptor
+from tcspec.words import EXIT_MISMATCH, format_words, hex_word
 
+FIRST_MISMATCHES = 10
+"""Mismatches and malformed lines a report prints (the rest are counted)."""
 BATCH_ROWS = 4096
 
 
@@ -178,3 +186,71 @@ def check_files(paths: Sequence[Path],
 def validate_frozen() -> Report:
     """Replay the 77 frozen B200 words, keeping the passed records for listing."""
     return check_file(FROZEN_FILE, keep_passed=True)
+
+
+def print_report(report: Any, what: str) -> None:
+    """The tallies of ``report``, then its first malformed lines and mismatches."""
+    total = report.total
+    print(f"{'datapath':28} {'cases':>6} {'passed':>7} {'mismatched':>10} {'not specified':>14}")
+    for name in sorted(report.tallies):
+        t = report.tallies[name]
+        print(f"{name:28} {t.cases:>6} {t.passed:>7} {t.mismatched:>10} {t.unspecified:>14}")
+    print(f"{'total':28} {total.cases:>6} {total.passed:>7} {total.mismatched:>10} "
+          f"{total.unspecified:>14}")
+    for source, bad in report.bad_lines[:FIRST_MISMATCHES]:
+        print(f"malformed line {bad.line} of {source}: {bad.problem}")
+    if len(report.bad_lines) > FIRST_MISMATCHES:
+        print(f"... and {len(report.bad_lines) - FIRST_MISMATCHES} more malformed lines")
+    if report.mismatches:
+        print(f"\nfirst mismatches ({len(report.mismatches)} in all) in {what}:")
+    for mismatch in report.mismatches[:FIRST_MISMATCHES]:
+        rec = mismatch.record
+        label = rec.name or f"line {rec.line}"
+        d_type = rec.descriptor.d_type
+        print(f"  {label} [{rec.datapath}]: expected {hex_word(rec.expected, d_type)}, "
+              f"got {hex_word(mismatch.got, d_type)}")
+        raw = rec.raw
+        print(f"    a={format_words(raw['a'])} b={format_words(raw['b'])} "
+              f"c=0x{raw['c']:X}" + (f" scale_a={raw.get('scale_a')} scale_b={raw.get('scale_b')}"
+                                     if raw.get("scale_a") else "")
+              + (f" metadata={raw.get('sparse_metadata')}" if raw.get("sparse_metadata") else ""))
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``tcspec validate``: the frozen B200 words (and ``--reference``: the reference vectors)."""
+    frozen = validate_frozen()
+    total = frozen.total
+    print(f"B200 frozen words: {total.passed} of {total.cases} pass, "
+          f"{total.mismatched} mismatch" + (f", {total.unspecified} not yet specified"
+                                            if total.unspecified else ""))
+    if args.verbose:
+        for rec in frozen.passed_records:
+            print(f"  pass  {rec.name} [{rec.datapath}] = "
+                  f"{hex_word(rec.expected, rec.descriptor.d_type)}")
+    for rec in frozen.unspecified_names:
+        print(f"  not yet specified: {rec.name} [{rec.datapath}]")
+    for m in frozen.mismatches:
+        rec = m.record
+        print(f"  MISMATCH {rec.name} [{rec.datapath}]: B200 "
+              f"{hex_word(rec.expected, rec.descriptor.d_type)}, spec "
+              f"{hex_word(m.got, rec.descriptor.d_type)}")
+    failed = bool(frozen.mismatches or frozen.bad_lines)
+    if args.reference:
+        files = reference_files()
+        started = time.monotonic()
+
+        def progress(i: int, n: int, path: Path, part: Any) -> None:
+            t = part.total
+            pending = f" {t.unspecified:>5} not yet specified" if t.unspecified else ""
+            print(f"[{i:>2}/{n}] {path.name:36} {t.passed:>5} pass {t.mismatched:>4} mismatch"
+                  f"{pending}  ({time.monotonic() - started:.1f}s)", file=sys.stderr, flush=True)
+
+        report = check_files(files, progress, args.jobs or (os.cpu_count() or 1))
+        rt = report.total
+        pending = f", {rt.unspecified} not yet specified" if rt.unspecified else ""
+        print(f"reference vectors: {rt.passed} of {rt.cases} pass, {rt.mismatched} mismatch"
+              f"{pending} ({len(files)} files)")
+        if report.mismatches or report.bad_lines:
+            print_report(report, "the reference vectors")
+            failed = True
+    return EXIT_MISMATCH if failed else 0

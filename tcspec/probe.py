@@ -1,0 +1,108 @@
+"""``tcspec probe``: the probe queries (:mod:`proofs.probe`) from the command line.
+
+One discriminating search (``--vs``), a separating suite (``--separate``) or
+the sensitivity table (``--sensitivity``); probes are written as JSON lines
+or CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from tcspec.proofs.probe import Constraints, find_probes, fixed_inputs, probe_record, render_probes
+from tcspec.proofs.sensitivity import sensitivity_table
+from tcspec.proofs.separate import separating_suite
+from tcspec.spec.catalog import lookup
+from tcspec.words import UsageError, parse_hex_list
+
+
+def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:
+    exp_range = None
+    if args.exp_range:
+        lo, sep, hi = args.exp_range.partition(":")
+        try:
+            exp_range = (int(lo), int(hi))
+        except ValueError:
+            raise UsageError(f"--exp-range must be LO:HI (ints), got {args.exp_range!r}") from None
+        if not sep:
+            raise UsageError(f"--exp-range must be LO:HI, got {args.exp_range!r}")
+    lists = [parse_hex_list(text, flag, bits) if text else None
+             for text, flag, bits in ((args.scale_a, "--scale-a", 8),
+                                      (args.scale_b, "--scale-b", 8),
+                                      (args.metadata, "--metadata", 32))]
+    return Constraints(finite=args.finite, active_lanes=args.active_lanes, c=args.c,
+                       exp_range=exp_range, shape=args.shape, fixed=fixed_inputs(desc, *lists))
+
+
+def _probe_command(args: argparse.Namespace, desc: Any) -> str:
+    """The probe command as a user would type it (the ``source`` of each probe line)."""
+    parts = [f"tcspec probe --datapath {desc.name}"]
+    if args.separate:
+        parts.append(f"--separate {args.separate}")
+    else:
+        parts.append(f"--model {args.model} --vs {args.vs}")
+    for flag in ("active_lanes", "c", "exp_range", "shape", "scale_a", "scale_b", "metadata",
+                 "count", "seed"):
+        value = getattr(args, flag)
+        if value is not None and not (flag == "count" and value == 1):
+            parts.append(f"--{flag.replace('_', '-')} {value}")
+    parts += [f"--{flag}" for flag in ("finite", "minimize") if getattr(args, flag)]
+    return " ".join(parts)
+
+
+def _write_probe_records(args: argparse.Namespace, render: Any, count: int) -> None:
+    """Each ``--out`` in the format its extension names (.jsonl, .csv; else --format)."""
+    if not args.out:
+        sys.stdout.write(render(args.format))
+        return
+    for out in args.out:
+        suffix = Path(out).suffix.lstrip(".")
+        fmt = suffix if suffix in ("jsonl", "csv") else args.format
+        try:
+            Path(out).write_text(render(fmt), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+        print(f"wrote {count} probe(s) to {out} ({fmt})")
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    """``tcspec probe``: ``--vs``, ``--separate`` or ``--sensitivity``, probes written out."""
+    desc = lookup(args.datapath).descriptor
+    modes = sum(bool(x) for x in (args.vs, args.separate, args.sensitivity))
+    if modes != 1:
+        raise UsageError("give exactly one of --vs CANDIDATE, --separate M1,M2,... "
+                         "or --sensitivity")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    constraints = _probe_constraints(args, desc)
+    log = (lambda line: print(f"  {line}", file=sys.stderr, flush=True)) if args.verbose \
+        else (lambda line: None)
+    options = {"solver": args.solver, "timeout": args.timeout, "log": log}
+    if args.sensitivity:
+        print(sensitivity_table(desc, constraints, **options).text())
+        return 0
+    command = _probe_command(args, desc)
+    if args.separate:
+        names = [n for n in args.separate.split(",") if n.strip()]
+        suite = separating_suite(desc, names, constraints, seed=args.seed,
+                                 minimize=args.minimize, **options)
+        print(suite.text())
+        probes, models = suite.suite, suite.models
+        label = f"{desc.name}:separate"
+        status = 1 if suite.undecided else 0
+    else:
+        report = find_probes(desc, args.model, args.vs, constraints, count=args.count,
+                             minimize=args.minimize, seed=args.seed, **options)
+        models = report.models
+        print(report.text(desc, models, constraints))
+        probes = report.probes
+        label = f"{desc.name}:{models[0]}-vs-{models[1]}"
+        status = 1 if report.status == "unknown" else 0
+    if probes:
+        records = [probe_record(p, f"{label}:{i}", command) for i, p in enumerate(probes)]
+        _write_probe_records(args, lambda fmt: render_probes(records, desc, models, fmt),
+                             len(records))
+    return status

@@ -1,0 +1,68 @@
+"""``tcspec prove``: the proof matrix (:mod:`proofs.runner`) from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from tcspec.proofs.core import AUTO, Settings
+from tcspec.proofs.runner import (
+    REPORT_JSON,
+    REPORT_MD,
+    describe_row,
+    run_rows,
+    select_rows,
+    summary_counts,
+    write_report,
+)
+from tcspec.smt.solve import SOLVERS
+from tcspec.words import EXIT_MISMATCH, UsageError
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    """``tcspec prove``: decide the selected rows, print them (``--report``: REPORT.*)."""
+    if args.timeout <= 0 or args.second_timeout <= 0:
+        raise UsageError("--timeout and --second-timeout must be positive seconds")
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    second = None if args.second_solver == "none" else args.second_solver
+    if second is not None and second not in (*SOLVERS, AUTO):
+        raise UsageError(f"unknown --second-solver {second!r} (auto, z3, cvc5, bitwuzla or none)")
+    rows = select_rows(args.property, args.datapath, args.k, fast=args.fast)
+    if args.report:
+        for path in (REPORT_JSON, REPORT_MD):
+            try:
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            except OSError as exc:
+                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
+    print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
+          f"{settings.jobs} job(s)", file=sys.stderr, flush=True)
+    started = time.monotonic()
+
+    def progress(row: Any, done: int, total: int) -> None:
+        print(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)",
+              file=sys.stderr, flush=True)
+
+    results = run_rows(rows, settings, progress)
+    seconds = time.monotonic() - started
+    if args.report:
+        write_report(results, settings, seconds)
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=1))
+    else:
+        for row in results:
+            print(describe_row(row))
+            if row.detail:
+                print(f"    {row.detail}")
+            if row.words:
+                print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
+        print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
+        if args.report:
+            print("wrote proofs/REPORT.json and proofs/REPORT.md")
+    return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
