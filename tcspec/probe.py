@@ -1,4 +1,4 @@
-"""``tcspec probe``: the probe queries (:mod:`proofs.probe`) from the command line.
+"""``tcspec probe``: the probe queries (:mod:`proofs.probes.probe`) from the command line.
 
 One discriminating search (``--vs``), a separating suite (``--separate``) or
 the sensitivity table (``--sensitivity``); probes are written as JSON lines
@@ -12,9 +12,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tcspec.proofs.probe import Constraints, find_probes, fixed_inputs, probe_record, render_probes
-from tcspec.proofs.sensitivity import sensitivity_table
-from tcspec.proofs.separate import separating_suite
+from tcspec.proofs.probes.probe import (
+    Constraints,
+    find_probes,
+    fixed_inputs,
+    probe_record,
+    render_probes,
+)
+from tcspec.proofs.probes.sensitivity import sensitivity_table
+from tcspec.proofs.probes.separate import separating_suite
 from tcspec.spec.catalog import lookup
 from tcspec.words import UsageError, parse_hex_list
 

@@ -1,4 +1,4 @@
-"""Probes, separating suites and sensitivity (proofs/probe.py, separate.py, sensitivity.py).
+"""Probes, separating suites and sensitivity (proofs/probes/: probe, separate, sensitivity).
 
 Small solver queries only: dense-tf32 with at most two active lanes.
 """
@@ -12,7 +12,7 @@ import json
 import pytest
 
 from tcspec.cli import main
-from tcspec.proofs.probe import (
+from tcspec.proofs.probes.probe import (
     EQUIVALENT,
     FOUND,
     Constraints,
@@ -23,8 +23,8 @@ from tcspec.proofs.probe import (
     probe_record,
     render_probes,
 )
-from tcspec.proofs.sensitivity import rule_constants
-from tcspec.proofs.separate import separating_suite
+from tcspec.proofs.probes.sensitivity import rule_constants
+from tcspec.proofs.probes.separate import separating_suite
 from tcspec.ref.compiled import compiled_model
 from tcspec.spec.catalog import lookup
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tcspec.proofs.probe import replay, resolve_models
+from tcspec.proofs.probes.probe import replay, resolve_models
 from tcspec.ref.compiled import compiled_model
 from tcspec.ref.vectorfiles import parse_record
 

@@ -1,4 +1,4 @@
-"""Probe benchmarks (issue targets): ``python3 -m tcspec.proofs.probe_bench [--nvfp4]``.
+"""Probe benchmarks (issue targets): ``python3 -m tcspec.proofs.probes.probe_bench [--nvfp4]``.
 
 Wall-clock seconds, including solver start-up and replay:
 - one verified dense-tf32 probe, hardware vs exact-rne (target <= 10 s);
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 import time
 
-from tcspec.proofs.probe import find_probes
-from tcspec.proofs.separate import separating_suite
+from tcspec.proofs.probes.probe import find_probes
+from tcspec.proofs.probes.separate import separating_suite
 from tcspec.spec.candidates import candidate_names
 from tcspec.spec.catalog import lookup
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from tcspec.proofs.equivalence import CutProof, prove_equal
+from tcspec.proofs.probes.equivalence import CutProof, prove_equal
 from tcspec.smt.solve import DEFAULT_SOLVER, SolveResult, check_sat
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.accumulate import masked_max

@@ -2,7 +2,7 @@
 
 For each pair of models that no probe found so far separates (every probe
 is replayed on every listed model, so one probe often covers many pairs),
-:mod:`proofs.probe` asks the solver for a pair probe. A greedy set cover
+:mod:`proofs.probes.probe` asks the solver for a pair probe. A greedy set cover
 then picks the suite. How far from minimal: the exact minimum over the same
 pool of probes is computed by brute force when the pool is small, and
 ``pairs / (most pairs any one pool probe covers)`` bounds it from below; a
@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tcspec.proofs.probe import (
+from tcspec.proofs.probes.probe import (
     DEFAULT_PROBE_TIMEOUT,
     EQUIVALENT,
     UNKNOWN,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from tcspec.proofs.probe import (
+from tcspec.proofs.probes.probe import (
     DEFAULT_PROBE_TIMEOUT,
     EQUIVALENT,
     FOUND,
