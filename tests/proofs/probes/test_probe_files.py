@@ -17,9 +17,9 @@ import pytest
 
 from tcspec.proofs.probes.probe import replay, resolve_models
 from tcspec.ref.compiled import compiled_model
-from tcspec.ref.vectorfiles import parse_record
+from tcspec.ref.vectorfiles import VECTOR_DIR, parse_record
 
-PROBES = Path(__file__).resolve().parent.parent / "ref" / "vectors" / "probes"
+PROBES = VECTOR_DIR / "probes"
 FILES = sorted(PROBES.glob("*.jsonl"))
 UNSEPARATED = {"mixed-e4m3-e4m3-f16.suite.jsonl": {frozenset({"hardware", "mma-sim"})}}
 """Pairs a file leaves together, as its README row says (proved equal on every input)."""

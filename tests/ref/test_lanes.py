@@ -19,7 +19,7 @@ from tcspec.ref.lanes import analyse
 from tcspec.smt.formula import traced
 from tcspec.smt.trace import TraceOps, evaluate
 from tcspec.spec.catalog import lookup
-from tests.test_kernels import _private_cache  # noqa: F401  (kernels go to a private cache)
+from tests.ref.test_kernels import _private_cache  # noqa: F401  (kernels go to a private cache)
 
 pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compiler")
 

@@ -26,7 +26,7 @@ from tcspec.smt.trace import TraceOps, evaluate, walk
 from tcspec.spec.catalog import CATALOG
 from tcspec.strategies import dot_words
 from tests.lowerings import SPECIFIED
-from tests.test_backends import ALL, BINARY, SHIFTS, UNARY, _cases
+from tests.smt.test_backends import ALL, BINARY, SHIFTS, UNARY, _cases
 
 pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compiler")
 
