@@ -12,7 +12,8 @@ The public API (SEMANTICS.md section 6 names every datapath and descriptor field
 
 The implementation lives in the subpackages ``tcspec.spec`` (the single
 source), ``tcspec.smt`` (solver lowerings), ``tcspec.ref`` (executable
-lowerings, vectors, the command line) and ``tcspec.proofs``.
+lowerings, input checks, vectors) and ``tcspec.proofs`` (theorems and probe
+queries); the workflows and the command line are modules of this package.
 """
 
 from __future__ import annotations

@@ -517,7 +517,7 @@ class Searcher:
         """One probe on which all ``separate`` models differ pairwise, up the ladder.
 
         Before the full-K rung, two models are first tried for equivalence by cut
-        points (:mod:`proofs.equivalence`), which succeeds fast when they differ in
+        points (:mod:`proofs.probes.equivalence`), which succeeds fast when they differ in
         one parameter that cannot matter; ``cut_early`` tries that after the first rung.
         """
         rng = random.Random(seed) if seed is not None else None
