@@ -41,7 +41,6 @@ def _descriptor_from_args(args: argparse.Namespace, sparse: bool) -> Any:
 
 def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, Any]]:
     """The descriptor, the checked input words and the parsed fields of eval's input flags."""
-
     metadata: int | list[int] | None = None
     if args.metadata:
         words = parse_hex_list(args.metadata, "--metadata")
