@@ -62,6 +62,9 @@ def command(name: str) -> Command:
     if name == "tour":
         from tcspec.tour import cmd_tour
         return cmd_tour
+    if name == "hw":
+        from tcspec.hw.run import cmd_hw
+        return cmd_hw
     if name == "prove":
         from tcspec.prove import cmd_prove
         return cmd_prove

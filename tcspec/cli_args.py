@@ -27,6 +27,29 @@ def _add_dot_arguments(p: argparse.ArgumentParser, required: bool) -> None:
                    "(one word is reused for every group of 8 chunks)")
 
 
+def _add_hw_parser(sub: argparse._SubParsersAction) -> None:
+    """``tcspec hw run|selftest|list|ptx``: the GPU harness."""
+    hw = sub.add_parser("hw", help="run vector, probe or campaign files on a real GPU")
+    cmds = hw.add_subparsers(dest="hw_command", required=True, metavar="HW_COMMAND")
+    for name, text in (("run", "every runnable line through the real instruction"),
+                       ("selftest", "check every operand layout on this GPU")):
+        p = cmds.add_parser(name, help=text)
+        if name == "run":
+            p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]|DIR")
+            p.add_argument("--out", required=True, metavar="OBSERVED.jsonl")
+            p.add_argument("--no-selftest", action="store_true",
+                           help="skip the layout self-test of each instruction used")
+        p.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
+        p.add_argument("--arch", default="auto", help="sm_NN the device must be (auto)")
+        p.add_argument("--instruction", choices=("tcgen05", "wgmma", "mma"),
+                       help="only this instruction (default: the newest that runs the line)")
+    p = cmds.add_parser("list", help="every instruction form of the table and its datapath")
+    p.add_argument("--target", help="one PTX target (sm_80, sm_90a, ...)")
+    p = cmds.add_parser("ptx", help="write the generated PTX, one file per target")
+    p.add_argument("--target", help="one target (default: all)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tcspec", description="Executable, formal specification of tcgen05.mma arithmetic.")
@@ -146,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="list every line that rules a model out")
 
     p = sub.add_parser("tour", help="a short guided tour of the arithmetic")
+
+    _add_hw_parser(sub)
 
     p = sub.add_parser("prove", help="prove properties for all inputs (the proof matrix)")
     p.add_argument("--property", help="one property family row kind (default: all)")
