@@ -11,18 +11,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import z3
+from typing import TYPE_CHECKING, Any
 
 from tcspec.smt.smtlib import comments, define_fun, script
 from tcspec.smt.trace import Node, TraceOps
-from tcspec.smt.z3_backend import Z3Ops, concrete_value
 from tcspec.spec.bitvec import BV, Bool
 from tcspec.spec.candidates import HARDWARE, build_model, get_candidate
 from tcspec.spec.catalog import build_dot, descriptor_of, input_layout, inputs_from, metadata_legal
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.provenance import header_lines, semantics_sha256, tcspec_version
+
+if TYPE_CHECKING:
+    from tcspec.smt.z3_backend import Z3Ops
 
 OUTPUT_NAME = "d"
 LEGALITY_NAME = "metadata_legal"
@@ -135,21 +135,29 @@ class Z3Formula:
     legal: Any
 
     def _pinned(self, term: Any, words: Sequence[int]) -> Any:
+        import z3
+
         pairs = [(var, z3.BitVecVal(w, var.size())) for var, w in zip(self.inputs, words,
                                                                           strict=True)]
         return z3.simplify(z3.substitute(term, *pairs))
 
     def evaluate(self, words: Sequence[int]) -> int:
         """The output on concrete input words (substitute, then simplify)."""
+        from tcspec.smt.z3_backend import concrete_value
+
         return concrete_value(self._pinned(self.output, words))
 
     def is_legal(self, words: Sequence[int]) -> bool:
         """The metadata legality predicate on concrete input words."""
+        import z3
+
         return z3.is_true(self._pinned(self.legal, words))
 
 
 @functools.cache
 def z3_formula(desc: Descriptor) -> Z3Formula:
+    from tcspec.smt.z3_backend import Z3Ops
+
     values, result, legal = _symbolic_dot(Z3Ops(), desc)
     return Z3Formula(desc, tuple(v.node for v in values), result.node, legal.node)
 
@@ -160,6 +168,8 @@ def reparsed_z3(desc: Descriptor) -> Z3Formula:
 
     Evaluating it checks the printer and the ``let`` sharing end to end.
     """
+    import z3
+
     formula = traced(desc)
     width = formula.output.width
     text = formula.smtlib() + f"(declare-fun tcspec_out () (_ BitVec {width}))\n" \

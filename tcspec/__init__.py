@@ -18,8 +18,19 @@ queries); the workflows and the command line are modules of this package.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tcspec.api import evaluate, mma, mma_dot
 from tcspec.chaining import gemm
-from tcspec.smt.formula import formula
 
 __all__ = ["evaluate", "formula", "gemm", "mma", "mma_dot"]
+
+
+def __getattr__(name: str) -> Any:
+    """``formula`` is imported on first use, so ``import tcspec`` loads no solver (the GPU
+    machine of `tcspec hw` has none)."""
+    if name == "formula":
+        from tcspec.smt.formula import formula
+
+        return formula
+    raise AttributeError(f"module 'tcspec' has no attribute {name!r}")

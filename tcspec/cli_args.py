@@ -45,6 +45,10 @@ def _add_hw_parser(sub: argparse._SubParsersAction) -> None:
                        help="only this instruction (default: the newest that runs the line)")
     p = cmds.add_parser("list", help="every instruction form of the table and its datapath")
     p.add_argument("--target", help="one PTX target (sm_80, sm_90a, ...)")
+    p = cmds.add_parser("compare", help="a device-plan directory's D words against every "
+                        "candidate model (tcspec/hw/device_plan.py)")
+    p.add_argument("directory", metavar="DIR")
+    p.add_argument("--markdown", metavar="FILE", help="also write the findings table here")
     p = cmds.add_parser("ptx", help="write the generated PTX, one file per target")
     p.add_argument("--target", help="one target (default: all)")
     p.add_argument("-o", "--output", required=True, metavar="DIR")

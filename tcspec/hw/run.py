@@ -238,11 +238,15 @@ def open_device(ordinal: int, arch: str) -> Device:
 
 
 def cmd_hw(args: argparse.Namespace) -> int:
-    """``tcspec hw``: run, selftest, list, ptx."""
+    """``tcspec hw``: run, selftest, list, ptx, compare."""
     if args.hw_command == "list":
         return _cmd_list(args)
     if args.hw_command == "ptx":
         return _cmd_ptx(args)
+    if args.hw_command == "compare":
+        from tcspec.hw.device_plan import compare_dir
+
+        return compare_dir(args.directory, args.markdown)
     device = open_device(args.device, args.arch)
     if args.hw_command == "selftest":
         return _cmd_selftest(device, args)

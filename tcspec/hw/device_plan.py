@@ -1,0 +1,151 @@
+"""The first GPU session's script: self-test, probes, seeded campaigns; then the comparison.
+
+On the GPU machine (no install, no network, no solver), from the work tree::
+
+    python3 tcspec/hw/device_plan.py run --out "$OUT" [--cases 100000] [--only NAME,...]
+
+It self-tests every packed harness the GPU executes (``selftest.json``), runs
+every committed probe file through `hw run` (``probes.observed.jsonl``), and
+runs a seeded campaign of ``--cases`` cases per harness that passed
+(``words.npy``: the D words only, ``uint32``, harnesses one after another;
+``index.json``: harness, offset, count, seed, seconds). Five files, a few MB.
+It stops starting harnesses after ``--budget`` seconds and lists the rest in
+``index.json``, so a rerun with ``--only`` does just those.
+
+Back on this machine (inputs regenerated from the same seeds)::
+
+    tcspec hw compare DIR [--markdown FINDINGS.md]
+
+prints agreement per harness (datapath) and per candidate model (rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.abc
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {"tcspec": "tcspec", "tcspec.spec": "spec", "tcspec.smt": "smt", "tcspec.ref": "ref",
+            "tcspec.proofs": "proofs"}
+"""pyproject.toml's package-dir mapping, for a work tree that is not installed."""
+
+
+class _WorkTree(importlib.abc.MetaPathFinder):
+    """Finds the ``tcspec`` packages in the work tree (the GPU machine installs nothing)."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in PACKAGES:
+            return None
+        folder = ROOT / PACKAGES[name]
+        return importlib.util.spec_from_file_location(
+            name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+
+
+def _write_json(path: Path, data: Any) -> None:
+    from tcspec.hw.outputs import atomic_text
+
+    with atomic_text(path) as handle:
+        json.dump(data, handle, indent=1)
+        handle.write("\n")
+
+
+def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float) -> int:
+    """Self-test, probes and campaigns on CUDA device 0; everything under ``out``."""
+    import numpy as np
+
+    from tcspec.hw.campaign import campaign_cases
+    from tcspec.hw.device import CudaDevice
+    from tcspec.hw.run import ProgressBar, report_text, run_cases, run_files
+    from tcspec.hw.selftest import selftest
+    from tcspec.hw.table import HARNESSES, descriptor_of
+
+    started = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    device = CudaDevice(0)
+    rows = [h for h in HARNESSES if h.packed and h.runs_on(device.sm) and descriptor_of(h)
+            and (not only or h.name in only)]
+    tested = {}
+    for h in rows:
+        result = selftest(device, h)
+        tested[h.name] = {"passed": result.passed, "elements": result.elements,
+                          "failures": result.failures}
+        print(("pass " if result.passed else "FAIL ") + h.name, flush=True)
+    _write_json(out / "selftest.json", {"provenance": device.provenance, "harnesses": tested})
+    probes = sorted((ROOT / "ref" / "vectors" / "probes").glob("*.jsonl"))
+    report = run_files(device, probes, out / "probes.observed.jsonl", check_layouts=False)
+    print(report_text(report, str(out / "probes.observed.jsonl")), flush=True)
+    words, index, skipped = [], [], []
+    offset = 0
+    for h in rows:
+        if not tested[h.name]["passed"]:
+            continue
+        if time.monotonic() - started > budget:
+            skipped.append(h.name)
+            continue
+        begun = time.monotonic()
+        a, b, c, _ = campaign_cases(h, cases, seed)
+        d = run_cases(device, h, a, b, c, ProgressBar(len(c), h.name))
+        words.append(d)
+        index.append({"harness": h.name, "offset": offset, "count": int(len(d)), "seed": seed,
+                      "seconds": round(time.monotonic() - begun, 2)})
+        offset += len(d)
+    np.save(out / "words.npy", np.concatenate(words) if words else np.zeros(0, np.uint32))
+    _write_json(out / "index.json", {"provenance": device.provenance, "campaigns": index,
+                                     "not_started": skipped,
+                                     "seconds": round(time.monotonic() - started, 1)})
+    print(f"{len(index)} campaigns, {offset} D words in {time.monotonic() - started:.0f}s; "
+          f"not started (budget): {', '.join(skipped) or 'none'}")
+    return 0
+
+
+def compare_dir(directory: str | Path, markdown: str | None = None) -> int:
+    """``tcspec hw compare``: the words of a plan directory against every candidate."""
+    import numpy as np
+
+    from tcspec.hw.campaign import compare, findings_markdown
+    from tcspec.hw.table import harness_named
+    from tcspec.words import UsageError
+
+    directory = Path(directory)
+    try:
+        info = json.loads((directory / "index.json").read_text(encoding="utf-8"))
+        words = np.load(directory / "words.npy", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{directory} is not a device-plan directory: {exc}") from None
+    results = []
+    for entry in info["campaigns"]:
+        observed = words[entry["offset"]:entry["offset"] + entry["count"]]
+        results.append(compare(harness_named(entry["harness"]), observed, entry["seed"]))
+        print(f"compared {entry['harness']}", file=sys.stderr, flush=True)
+    text = findings_markdown(results)
+    print(f"provenance: {json.dumps(info['provenance'])}\n{text}")
+    _write_json(directory / "findings.json", results)
+    if markdown:
+        Path(markdown).write_text(text, encoding="utf-8")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="device_plan.py", description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("run",))
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--only", default="", help="comma-separated harness names")
+    parser.add_argument("--budget", type=float, default=420.0,
+                        help="seconds after which no further campaign starts")
+    args = parser.parse_args(argv)
+    only = [name for name in args.only.split(",") if name]
+    return run_plan(Path(args.out), args.cases, args.seed, only, args.budget)
+
+
+if __name__ == "__main__":
+    sys.path[:] = [p for p in sys.path if Path(p).resolve() != Path(__file__).resolve().parent]
+    sys.meta_path.insert(0, _WorkTree())
+    sys.exit(main())
