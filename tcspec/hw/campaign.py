@@ -111,7 +111,7 @@ def compare(h: Harness, observed: np.ndarray, seed: int,
     a, b, c, category = campaign_cases(h, observed.shape[0], seed)
     names = list(models) if models else candidate_names(desc)
     digits = 4 if desc.d_type == "f16" else 8
-    found: dict[str, Any] = {"harness": h.name, "datapath": desc.name, "cases": int(len(c)),
+    found: dict[str, Any] = {"harness": h.name, "datapath": desc.name, "cases": len(c),
                              "models": {}}
     for name in names:
         words = model_batch(name, desc, a, b, c)

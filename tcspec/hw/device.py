@@ -20,7 +20,7 @@ from tcspec.hw.table import TARGETS, Harness
 from tcspec.words import UsageError
 
 
-class HardwareUnavailable(UsageError):
+class NoGpuError(UsageError):
     """No GPU (or no CUDA driver bindings) here: ``tcspec hw`` exits 2 saying why."""
 
 
@@ -45,7 +45,7 @@ def _driver() -> Any:
         try:
             from cuda import cuda as driver  # cuda-python before 12.6
         except ImportError:
-            raise HardwareUnavailable("no CUDA driver bindings here (pip install "
+            raise NoGpuError("no CUDA driver bindings here (pip install "
                                       "cuda-python); `tcspec hw` needs a GPU") from None
     return driver
 
@@ -62,17 +62,17 @@ def _kernel_driver_version() -> str:
 
 
 class CudaDevice:
-    """CUDA device ``ordinal``; ``HardwareUnavailable`` if there is none."""
+    """CUDA device ``ordinal``; ``NoGpuError`` if there is none."""
 
     def __init__(self, ordinal: int = 0) -> None:
         self.cu = _driver()
         (err,) = self.cu.cuInit(0)
         if err != self.cu.CUresult.CUDA_SUCCESS:
-            raise HardwareUnavailable(f"no usable CUDA GPU here (cuInit: {err.name}); "
+            raise NoGpuError(f"no usable CUDA GPU here (cuInit: {err.name}); "
                                       "`tcspec hw` needs one")
         count = self._ok(self.cu.cuDeviceGetCount())
         if not 0 <= ordinal < count:
-            raise HardwareUnavailable(f"no CUDA device {ordinal} (this machine has {count})")
+            raise NoGpuError(f"no CUDA device {ordinal} (this machine has {count})")
         self.dev = self._ok(self.cu.cuDeviceGet(ordinal))
         attr = self.cu.CUdevice_attribute
         major = self._ok(self.cu.cuDeviceGetAttribute(

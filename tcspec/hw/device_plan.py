@@ -92,7 +92,7 @@ def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float) -
         a, b, c, _ = campaign_cases(h, cases, seed)
         d = run_cases(device, h, a, b, c, ProgressBar(len(c), h.name))
         words.append(d)
-        index.append({"harness": h.name, "offset": offset, "count": int(len(d)), "seed": seed,
+        index.append({"harness": h.name, "offset": offset, "count": len(d), "seed": seed,
                       "seconds": round(time.monotonic() - begun, 2)})
         offset += len(d)
     np.save(out / "words.npy", np.concatenate(words) if words else np.zeros(0, np.uint32))

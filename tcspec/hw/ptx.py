@@ -11,8 +11,8 @@ facts stay on the host.
 
 from __future__ import annotations
 
-from tcspec.hw.table import MMA, TCGEN05, WGMMA, Harness, harnesses_for
 from tcspec.hw.layouts import LBO, stride_bytes
+from tcspec.hw.table import MMA, TCGEN05, WGMMA, Harness, harnesses_for
 
 PTX_VERSION = "8.8"
 """PTX ISA 8.8 (CUDA 12.9): the first with every form used here (sm_103a, mma kind::f8f6f4)."""

@@ -117,12 +117,10 @@ class EmulatedDevice:
     """Runs harness images through the C reference; ``swap`` exchanges two A lanes of
     row 0 in the emulator's reading (a deliberately wrong transcription)."""
 
-    sm = 0
-    provenance = {"source": "emulated", "gpu": "emulator", "sm": "none", "driver": "none",
-                  "cuda": "none", "tcspec": "test"}
-
     def __init__(self, sm: int = 90, swap: tuple[int, int] | None = None) -> None:
         self.sm = sm
+        self.provenance = {"source": "emulated", "gpu": "emulator", "sm": f"sm_{sm}",
+                           "driver": "none", "cuda": "none", "tcspec": "test"}
         self.swap = swap
 
     def _registers(self, h: Harness, image: np.ndarray, fmt: str, shape: tuple[int, ...],
