@@ -175,7 +175,7 @@ def m8n8k4_cd() -> Placement:
 
 
 def wgmma_a(k: int, width: int) -> Placement:
-    """wgmma A in registers, PTX ISA 9.7.15.5.1 "Register Fragments" (m64nNk8 .tf32,
+    """wgmma A in registers, PTX ISA 8.8, wgmma "Register Fragments" (m64nNk8 .tf32,
     m64nNk16 .f16/.bf16, m64nNk32 8-bit): warp w of the warpgroup holds rows 16w..16w+15,
     each warp laid out as the mma.m16n8k{8,16,32} A fragment."""
     base = mma_a(16, k, width)
@@ -188,31 +188,31 @@ def wgmma_a(k: int, width: int) -> Placement:
         word[0, rows] = reg * 128 + lane + 32 * warp
         shift[0, rows] = base.shift[0]
     return Placement("registers", width, regs * 128, word, shift,
-                     f"PTX ISA 9.7.15.5.1, wgmma m64nNk{k} A register fragment")
+                     f"PTX ISA 8.8, wgmma m64nNk{k} A register fragment")
 
 
 def wgmma_d(width: int) -> Placement:
-    """wgmma m64n8 accumulator D, PTX ISA 9.7.15.5.1 (Figure "WGMMA .m64nNk* D"): warp w
+    """wgmma m64n8 accumulator D, PTX ISA 8.8, wgmma "Register Fragments" (D): warp w
     rows 16w + groupID (+8 for d2,d3), col threadID_in_group*2 + (i & 1)."""
 
     def at(thread: int, i: int) -> tuple[int, int, int]:
         g, t = _gt(thread % 32)
         return 0, 16 * (thread // 32) + g + 8 * (i >> 1), t * 2 + (i & 1)
 
-    return registers((1, 64, 8), width, 128, 4, at, "PTX ISA 9.7.15.5.1, wgmma m64n8 D")
+    return registers((1, 64, 8), width, 128, 4, at, "PTX ISA 8.8, wgmma m64n8 D")
 
 
 # ----------------------------------------------------- shared memory (descriptors)
 
 CORE_ROW_BYTES = 16
-"""A core matrix is 8 rows of 16 contiguous bytes (PTX ISA 9.7.15.5.2 / tcgen05 9.7.16.4)."""
+"""A core matrix: 8 rows of 16 contiguous bytes (PTX ISA 8.8, "Shared Memory Matrix Layout")."""
 LBO = 128
 """Leading-dimension byte offset: the next core matrix along K."""
 
 
 def k_major_smem(rows: int, k: int, width: int, transpose: bool, source: str) -> Placement:
-    """A K-major operand in shared memory without swizzling ("canonical layout", PTX ISA
-    9.7.15.5.2 and 9.7.16.4): core matrix (row // 8, k-byte // 16) at
+    """A K-major operand in shared memory without swizzling (PTX ISA 8.8, wgmma and tcgen05
+    "Shared Memory Matrix Layout"): core matrix (row // 8, k-byte // 16) at
     ``(row // 8) * SBO + (k-byte // 16) * LBO``, row ``row % 8`` 16 bytes further each.
     ``transpose`` stores B (``[K][N]``) with N as the row index. SBO is
     :func:`stride_bytes`."""
@@ -239,7 +239,7 @@ def stride_bytes(k: int, width: int) -> int:
 
 
 def tmem(rows: int, cols: int, width: int) -> Placement:
-    """An accumulator in tensor memory, cta_group::1 with M = 128 (PTX ISA 9.7.16.10.3
+    """An accumulator in tensor memory, cta_group::1 with M = 128 (PTX ISA 8.8, tcgen05
     "Data path layout", layout D for M=128): row i is TMEM lane i, column j is column j;
     read and written with tcgen05.ld/st .32x32b (thread = lane). A 16-bit element sits in
     the low half of its 32-bit cell (not checked on hardware: the self-test decides)."""
@@ -248,4 +248,4 @@ def tmem(rows: int, cols: int, width: int) -> Placement:
         for col in range(cols):
             word[0, row, col] = col * 128 + row
     return Placement("tensor memory", width, rows * cols, word,
-                     np.zeros_like(word), "PTX ISA 9.7.16.10.3, TMEM layout D (M=128)")
+                     np.zeros_like(word), "PTX ISA 8.8, tcgen05 data path layout D (M=128)")

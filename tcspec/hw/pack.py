@@ -4,10 +4,10 @@ Words are tcspec's raw container words (SEMANTICS.md section 1: tf32/bf16
 as F32 words, narrower formats in the low bits). An image element is what
 the instruction reads: a bf16 is the high half of its F32 word, an FP4/FP6
 element under ``kind::f8f6f4`` sits in an 8-bit container (FP4 at bits 5..2,
-PTX ISA 9.7.14.5.14 "FP4 and FP6 in 8-bit containers"; the self-test checks
-it). Cases go on tile diagonals: D[i][i] depends only on A row i, B column i
-and C[i][i], so one instruction carries :attr:`Harness.diagonal` cases and
-every other element is +0.
+FP6 at bits 5..0, as the PTX ISA draws the f8f6f4 element containers; recalled,
+not re-read: the self-test on a GPU checks it). Cases go on tile diagonals:
+D[i][i] depends only on A row i, B column i and C[i][i], so one instruction
+carries :attr:`Harness.diagonal` cases and every other element is +0.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def _copy_to_shared(out: _Text, param: str, array: str, words: int, threads: int
 
 
 def _descriptor(out: _Text, reg: str, array: str, k: int, bits: int, version: bool) -> None:
-    """A shared-memory matrix descriptor (PTX ISA 9.7.15.5.1.2 wgmma / 9.7.16.4.1 tcgen05):
+    """A shared-memory matrix descriptor (PTX ISA 8.8, wgmma and tcgen05 "Matrix Descriptor"):
     start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, no swizzle;
     tcgen05 sets the fixed version bits 46-47 to 1."""
     fields = (LBO >> 4) << 16 | (stride_bytes(k, bits) >> 4) << 32 | (int(version) << 46)
@@ -181,7 +181,7 @@ def _tcgen05_kind(h: Harness) -> str:
 
 def _tcgen05_body(h: Harness, out: _Text) -> None:
     """One thread issues the MMA; all four warps move C in and D out of tensor memory
-    (warp w owns TMEM lanes 32w..32w+31, PTX ISA 9.7.16.8.3)."""
+    (warp w owns TMEM lanes 32w..32w+31: PTX ISA 8.8, tcgen05 "Tensor Memory")."""
     words = image_words(h)
     cols = _regs("c", h.n)
     out(f".reg .b32 {', '.join(cols)}, %taddr, %tln, %wrp, %idesc;",

@@ -33,7 +33,7 @@ WIDTH = {"tf32": 32, "f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "e2m3": 8, "e3
 
 TCGEN05_FORMAT = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4,
                   "e2m1": 5, "u8": 0, "s8": 1}
-"""A/B format codes of the tcgen05 instruction descriptor (PTX ISA 9.7.16.4.2)."""
+"""A/B format codes of the tcgen05 instruction descriptor (PTX ISA 8.8)."""
 TCGEN05_D = {"f16": 0, "f32": 1, "s32": 2}
 
 
@@ -109,7 +109,7 @@ class Harness:
         return sm == base if self.target.endswith("a") else sm >= base
 
     def tcgen05_idesc(self) -> int:
-        """The 32-bit instruction descriptor (PTX ISA 9.7.16.4.2, kinds tf32/f16/f8f6f4/i8):
+        """The 32-bit instruction descriptor (PTX ISA 8.8, tcgen05 "Instruction descriptor"):
         D format bits 4-5, A bits 7-9, B bits 10-12, K-major A and B, N >> 3 at bit 17,
         M >> 4 at bit 24, saturate bit 3."""
         return (TCGEN05_D[self.d_format] << 4 | TCGEN05_FORMAT[self.a_format] << 7
@@ -127,13 +127,13 @@ def _placements(h: Harness) -> dict[str, Placement]:
                "d": layouts.mma_cd(wd)}
     elif h.instruction == WGMMA:
         out = {"a": layouts.wgmma_a(h.k, wa),
-               "b": layouts.k_major_smem(h.n, h.k, wb, True, "PTX ISA 9.7.15.5.2, wgmma B "
+               "b": layouts.k_major_smem(h.n, h.k, wb, True, "PTX ISA 8.8, wgmma B "
                                          "K-major, no swizzle"),
                "d": layouts.wgmma_d(wd)}
     else:
-        out = {"a": layouts.k_major_smem(h.m, h.k, wa, False, "PTX ISA 9.7.16.4.1, tcgen05 "
+        out = {"a": layouts.k_major_smem(h.m, h.k, wa, False, "PTX ISA 8.8, tcgen05 "
                                          "A K-major, no swizzle"),
-               "b": layouts.k_major_smem(h.n, h.k, wb, True, "PTX ISA 9.7.16.4.1, tcgen05 "
+               "b": layouts.k_major_smem(h.n, h.k, wb, True, "PTX ISA 8.8, tcgen05 "
                                          "B K-major, no swizzle"),
                "d": layouts.tmem(h.m, h.n, wd)}
     out["c"] = out["d"]
