@@ -14,8 +14,11 @@ category: the findings, per datapath and per rule.
 
 from __future__ import annotations
 
+import json
+import sys
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -144,3 +147,30 @@ def findings_markdown(results: Sequence[dict[str, Any]]) -> str:
         rows.append(f"| {r['harness']} | {r['datapath']} | {r['cases']:,} | "
                     + " | ".join(cells) + " |")
     return "\n".join(head + rows) + "\n"
+
+
+def compare_dir(directory: str | Path, markdown: str | None = None) -> int:
+    """``tcspec hw compare``: the D words of a device-plan directory (``words.npy``,
+    ``index.json``) against every candidate; writes ``findings.json`` beside them."""
+    from tcspec.hw.outputs import atomic_text
+    from tcspec.hw.table import harness_named
+    from tcspec.words import UsageError
+
+    directory = Path(directory)
+    try:
+        info = json.loads((directory / "index.json").read_text(encoding="utf-8"))
+        words = np.load(directory / "words.npy", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{directory} is not a device-plan directory: {exc}") from None
+    results = []
+    for entry in info["campaigns"]:
+        observed = words[entry["offset"]:entry["offset"] + entry["count"]]
+        results.append(compare(harness_named(entry["harness"]), observed, entry["seed"]))
+        print(f"compared {entry['harness']}", file=sys.stderr, flush=True)
+    text = findings_markdown(results)
+    print(f"provenance: {json.dumps(info['provenance'])}\n{text}")
+    with atomic_text(directory / "findings.json") as handle:
+        json.dump(results, handle, indent=1)
+    if markdown:
+        Path(markdown).write_text(text, encoding="utf-8")
+    return 0

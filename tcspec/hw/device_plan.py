@@ -14,7 +14,7 @@ It stops starting harnesses after ``--budget`` seconds and lists the rest in
 
 Back on this machine (inputs regenerated from the same seeds)::
 
-    tcspec hw compare DIR [--markdown FINDINGS.md]
+    tcspec hw compare DIR [--markdown FINDINGS.md]   (tcspec.hw.campaign.compare_dir)
 
 prints agreement per harness (datapath) and per candidate model (rule).
 """
@@ -101,33 +101,6 @@ def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float) -
                                      "seconds": round(time.monotonic() - started, 1)})
     print(f"{len(index)} campaigns, {offset} D words in {time.monotonic() - started:.0f}s; "
           f"not started (budget): {', '.join(skipped) or 'none'}")
-    return 0
-
-
-def compare_dir(directory: str | Path, markdown: str | None = None) -> int:
-    """``tcspec hw compare``: the words of a plan directory against every candidate."""
-    import numpy as np
-
-    from tcspec.hw.campaign import compare, findings_markdown
-    from tcspec.hw.table import harness_named
-    from tcspec.words import UsageError
-
-    directory = Path(directory)
-    try:
-        info = json.loads((directory / "index.json").read_text(encoding="utf-8"))
-        words = np.load(directory / "words.npy", allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{directory} is not a device-plan directory: {exc}") from None
-    results = []
-    for entry in info["campaigns"]:
-        observed = words[entry["offset"]:entry["offset"] + entry["count"]]
-        results.append(compare(harness_named(entry["harness"]), observed, entry["seed"]))
-        print(f"compared {entry['harness']}", file=sys.stderr, flush=True)
-    text = findings_markdown(results)
-    print(f"provenance: {json.dumps(info['provenance'])}\n{text}")
-    _write_json(directory / "findings.json", results)
-    if markdown:
-        Path(markdown).write_text(text, encoding="utf-8")
     return 0
 
 

@@ -244,7 +244,7 @@ def cmd_hw(args: argparse.Namespace) -> int:
     if args.hw_command == "ptx":
         return _cmd_ptx(args)
     if args.hw_command == "compare":
-        from tcspec.hw.device_plan import compare_dir
+        from tcspec.hw.campaign import compare_dir
 
         return compare_dir(args.directory, args.markdown)
     device = open_device(args.device, args.arch)

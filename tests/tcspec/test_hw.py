@@ -196,3 +196,20 @@ def test_the_device_plan_imports_no_solver(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no solver" in done.stdout
+
+
+def test_compare_reads_a_device_plan_directory(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from tcspec.hw.campaign import compare_dir
+
+    h = harness_named("sm_90a/wgmma.mma_async.m64n8k8.f32.tf32.tf32.f32")
+    a, b, c, _ = campaign_cases(h, 400, 3)
+    np.save(tmp_path / "words.npy", run.run_cases(EmulatedDevice(), h, a, b, c))
+    (tmp_path / "index.json").write_text(json.dumps({
+        "provenance": {"source": "emulated"},
+        "campaigns": [{"harness": h.name, "offset": 0, "count": 400, "seed": 3}]}))
+    assert compare_dir(tmp_path, str(tmp_path / "findings.md")) == 0
+    found = json.loads((tmp_path / "findings.json").read_text())
+    assert found[0]["models"]["hardware"]["agree"] == 400
+    assert "| dense-tf32 | 400 |" in (tmp_path / "findings.md").read_text()
+    assert "dense-tf32" in capsys.readouterr().out
