@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -430,7 +431,8 @@ def gemm_source(name: str, groups: Sequence[tuple[int, int]], width: int,
         "    __m512i at = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7,",
         "        6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32((int)stride));",
         "    for (int i = 0; i < B; i += 16)",
-        "      _mm512_store_si512((void *)(pad + i), _mm512_i32gather_epi32(at, p + i * stride, 1));",
+        "      _mm512_store_si512((void *)(pad + i),",
+        "                         _mm512_i32gather_epi32(at, p + i * stride, 1));",
         "    return pad; }",
         "#endif",
         "  if (bytes == 4) { for (int i = 0; i < m; i++) memcpy(pad + i, p + i * stride, 4); }",
@@ -452,8 +454,9 @@ def gemm_source(name: str, groups: Sequence[tuple[int, int]], width: int,
     lines += [
         f"      const int64_t *c = g + {2 * GROUP_FIELDS};",
         "      if (c[0] == 0) memset(cur, 0, sizeof state[0]);",
-        "      else { const uint32_t *got = tcspec_fetch(cur, (const unsigned char *)(intptr_t)c[0]",
-        "               + i * c[1] + jb * c[2], c[2], c[5], m);",
+        "      else { const uint32_t *got = tcspec_fetch(cur,",
+        "               (const unsigned char *)(intptr_t)c[0] + i * c[1] + jb * c[2],",
+        "               c[2], c[5], m);",
         "             if (got != cur) memcpy(cur, got, sizeof state[0]); }",
         "      for (int64_t t = 0; t < steps; t++) {",
         "        int64_t s = order[t];",
@@ -599,7 +602,7 @@ class Kernel:
         total = m if along_i else n
         cuts = [total * t // jobs for t in range(jobs + 1)]
         ranges = [((lo, hi, 0, n) if along_i else (0, m, lo, hi))
-                  for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
+                  for lo, hi in itertools.pairwise(cuts) if hi > lo]
         fixed = (ctypes.c_int64(len(order)), order.ctypes.data, spec.ctypes.data,
                  out.ctypes.data, ctypes.c_int64(out.strides[0]),
                  ctypes.c_int64(out.strides[1]))

@@ -20,7 +20,6 @@ import numpy as np
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.inputs import (
     UNIT_SCALE,
-    _array,
     _batch_group,
     _check_metadata_batch,
     _plain_dot_words,
