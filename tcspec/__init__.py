@@ -5,6 +5,10 @@ The public API (SEMANTICS.md section 6 names every datapath and descriptor field
 - :func:`mma_dot`, :func:`mma`, :func:`gemm`, :func:`evaluate`: run the
   specification on raw words (one dot product, a matrix, a chain of
   instructions over a long K, a NumPy batch);
+- :func:`matmul`, :func:`quantize`: the same on float arrays (NumPy,
+  ml_dtypes, torch), converted to operand words exactly (OCP MX and NVFP4
+  block scales included); :class:`Chain`, :class:`SplitK`, :class:`Promote`
+  the accumulation patterns ``gemm`` and ``matmul`` take;
 - :func:`formula`: a datapath as Z3 terms and SMT-LIB2 text;
 - :mod:`tcspec.strategies`: hypothesis strategies of raw words for every
   format and datapath (``pip install 'tcspec[test]'``), to property-test an
@@ -18,8 +22,12 @@ queries); the workflows and the command line are modules of this package.
 
 from __future__ import annotations
 
+from tcspec.accumulation import Chain, Promote, SplitK
 from tcspec.api import evaluate, mma, mma_dot
 from tcspec.chaining import gemm
+from tcspec.matmul import matmul
+from tcspec.quantize import Quantized, quantize
 from tcspec.smt.formula import formula
 
-__all__ = ["evaluate", "formula", "gemm", "mma", "mma_dot"]
+__all__ = ["Chain", "Promote", "Quantized", "SplitK", "evaluate", "formula", "gemm", "matmul",
+           "mma", "mma_dot", "quantize"]
