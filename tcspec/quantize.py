@@ -105,6 +105,8 @@ def source_of(x: Any, what: str) -> Source:
         library = "torch"
         x = _torch_array(x, what)
     array = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if array.dtype == np.float16:
+        return Source(array.view(np.uint16), "f16", None, library)
     if array.dtype in NUMPY_FLOATS:
         unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}[array.dtype.itemsize]
         return Source(array.view(unsigned), None, NUMPY_FLOATS[array.dtype], library)

@@ -180,8 +180,9 @@ def round_to(sign: np.ndarray, sig: np.ndarray, exp: np.ndarray, fmt: FloatForma
 def with_specials(codes: np.ndarray, value: Decoded, fmt: FloatFormat, *, saturate: bool,
                   what: str = "value") -> np.ndarray:
     """``codes`` with NaN and infinite inputs mapped into ``fmt``: NaN to its NaN (a
-    ``ValueError`` where it has none), infinity to Inf, else the largest finite magnitude
-    under ``saturate``, else NaN (E4M3) or a ``ValueError``. Signs are kept."""
+    ``ValueError`` where it has none); infinity to the largest finite magnitude under
+    ``saturate`` (CUDA's SATFINITE), else to Inf, NaN (E4M3) or a ``ValueError``. Signs are
+    kept."""
     sign_bit = _U64(1 << (fmt.exp_bits + fmt.frac_bits)) if fmt.signed else _U64(0)
     sign = np.where(value.sign == 1, sign_bit, _U64(0))
     if value.nan.any():
@@ -191,9 +192,7 @@ def with_specials(codes: np.ndarray, value: Decoded, fmt: FloatFormat, *, satura
                              f"(it has no NaN)")
         codes = np.where(value.nan, sign | _U64(code), codes)
     if value.inf.any():
-        code = inf_code(fmt)
-        if code is None and saturate:
-            code = max_code(fmt)
+        code = max_code(fmt) if saturate else inf_code(fmt)
         if code is None:
             code = nan_code(fmt)
         if code is None:
