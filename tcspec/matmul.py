@@ -41,12 +41,12 @@ def _accumulator_words(c: Any, d_type: str, shape: tuple[int, int]) -> np.ndarra
 
 
 def _floats(words: np.ndarray, f16: bool, torch_out: bool) -> Any:
-    out = (words.astype(np.uint16).view(np.float16) if f16
-           else np.ascontiguousarray(words, dtype=np.uint32).view(np.float32))
+    out = (np.array(words, dtype=np.uint16).view(np.float16) if f16
+           else np.array(words, dtype=np.uint32).view(np.float32))
     if torch_out:
         import torch
 
-        return torch.from_numpy(out.copy())
+        return torch.from_numpy(out)
     return out
 
 
