@@ -606,7 +606,6 @@ class Kernel:
         fixed = (ctypes.c_int64(len(order)), order.ctypes.data, spec.ctypes.data,
                  out.ctypes.data, ctypes.c_int64(out.strides[0]),
                  ctypes.c_int64(out.strides[1]))
-        keep = [op.array for op in operands]
 
         def run(bounds: tuple[int, int, int, int]) -> None:
             i0, i1, j0, j1 = bounds
@@ -620,7 +619,6 @@ class Kernel:
 
             with ThreadPoolExecutor(len(ranges)) as pool:
                 list(pool.map(run, ranges))
-        del keep
         return out
 
     def dot(self, words: array) -> int:

@@ -107,8 +107,9 @@ def run_chain(desc: Descriptor, a: np.ndarray, b: np.ndarray, c: np.ndarray | No
     if desc.scaling is not None:
         count = a.shape[1] // k * per_step
         unit = UNIT_SCALE[desc.scaling]
-        scale_a = np.full((m, count), unit, np.uint8) if scale_a is None else scale_a
-        scale_b = np.full((n, count), unit, np.uint8) if scale_b is None else scale_b
+        one = np.full((1, 1), unit, np.uint8)
+        scale_a = np.broadcast_to(one, (m, count)) if scale_a is None else scale_a
+        scale_b = np.broadcast_to(one, (n, count)) if scale_b is None else scale_b
     kernel = fast_kernel(desc, m * n * max(len(steps), 1))
     if kernel is not None and kernel.strided is not None:
         ops = [Operand(a, ri=a.strides[0], rs=k * a.strides[1], cl=a.strides[1]),

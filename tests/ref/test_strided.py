@@ -17,18 +17,11 @@ from tcspec.ref.kernels import Operand
 from tcspec.spec.catalog import CATALOG, input_layout
 from tcspec.strategies import dot_words
 from tests.lowerings import SPECIFIED
+from tests.ref.test_kernels import _private_cache  # noqa: F401 - the module's kernel cache
 
 pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compiler")
 
 DEFAULT = ("dense-tf32", "dense-nvfp4", "sparse-tf32", "mixed-e2m1-e4m3-f16", "i8-s8-s8-wrap")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TCSPEC_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    patch.undo()
 
 
 def _groups(desc, matrix, dtype):
