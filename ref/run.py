@@ -15,7 +15,7 @@ import numpy as np
 
 from tcspec.ref.batch import NUMPY
 from tcspec.ref.inputs import UNIT_SCALE
-from tcspec.ref.kernels import Operand, fast_kernel
+from tcspec.ref.kernels import GROUP_ROLES, Operand, fast_kernel
 from tcspec.spec.catalog import build_dot, input_layout, inputs_from
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.scalar import SCALAR
@@ -57,10 +57,22 @@ def _rows(array: np.ndarray | None, lanes: int) -> np.ndarray | None:
     return array[None, :lanes] if array.ndim == 1 else array[:, :lanes]
 
 
-def _row_operand(array: np.ndarray | None) -> Operand:
-    if array is None:
-        return Operand(None)
-    return Operand(array, rj=array.strides[0], cl=array.strides[1])
+def row_operands(groups: Sequence[np.ndarray | None]) -> list[Operand]:
+    """Kernel operands of ``[N, lanes]`` groups (:data:`ref.kernels.GROUP_ROLES` order): dot
+    ``j`` reads row ``j``."""
+    return [Operand(None) if g is None else Operand(g, rj=g.strides[0], cl=g.strides[1])
+            for g in groups]
+
+
+def layout_groups(desc: Descriptor, matrix: np.ndarray) -> list[np.ndarray | None]:
+    """Views of rows of layout-ordered words ``matrix[N, inputs]`` as the operand groups
+    (:data:`ref.kernels.GROUP_ROLES` order; None where the datapath has none)."""
+    roles = [spec.role for spec in input_layout(desc)]
+    out: list[np.ndarray | None] = []
+    for role in GROUP_ROLES:
+        where = [j for j, name in enumerate(roles) if name == role]
+        out.append(matrix[:, where[0]:where[-1] + 1] if where else None)
+    return out
 
 
 def run_rows(desc: Descriptor, a: np.ndarray, b: np.ndarray, c: np.ndarray,
@@ -83,7 +95,7 @@ def run_rows(desc: Descriptor, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     kernel = fast_kernel(desc, rows)
     if kernel is not None and kernel.strided is not None:
         out = np.empty((1, rows), dtype=np.uint32)
-        kernel.gemm([_row_operand(g) for g in groups], out, [0], jobs)
+        kernel.gemm(row_operands(groups), out, [0], jobs)
         return out[0]
     columns = [g[:, i] for g in groups if g is not None for i in range(g.shape[1])]
     return run_numpy(desc, columns, rows)

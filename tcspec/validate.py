@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from tcspec.ref.compiled import compiled_model
-from tcspec.ref.run import run_rows
+from tcspec.ref.run import layout_groups, run_rows
 from tcspec.ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors, reference_files
 from tcspec.spec.candidates import HARDWARE, candidate_named
 from tcspec.spec.catalog import input_layout, is_specified
@@ -94,17 +94,10 @@ def evaluate_records(desc: Descriptor, records: Sequence[Record],
     if candidate_named(model).name != HARDWARE:
         dot = compiled_model(model, desc)
         return np.array([dot(*r.words) for r in records], dtype=np.uint32)
-    layout = input_layout(desc)
-    matrix = np.array([r.words for r in records], dtype=np.uint64).reshape(len(records),
-                                                                           len(layout))
-    roles = [spec.role for spec in layout]
-
-    def group(role: str) -> np.ndarray | None:
-        where = [j for j, name in enumerate(roles) if name == role]
-        return matrix[:, where[0]:where[-1] + 1] if where else None
-
-    return run_rows(desc, group("a"), group("b"), matrix[:, roles.index("c")],  # type: ignore[arg-type]
-                    group("scale_a"), group("scale_b"), group("metadata"))
+    width = len(input_layout(desc))
+    matrix = np.array([r.words for r in records], dtype=np.uint64).reshape(len(records), width)
+    a, b, c, *rest = layout_groups(desc, matrix)
+    return run_rows(desc, a, b, c[:, 0], *rest)  # type: ignore[arg-type,index]
 
 
 def check_records(items: Iterable[Record | BadLine], source: str = "",

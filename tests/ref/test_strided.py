@@ -24,28 +24,14 @@ pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compile
 DEFAULT = ("dense-tf32", "dense-nvfp4", "sparse-tf32", "mixed-e2m1-e4m3-f16", "i8-s8-s8-wrap")
 
 
-def _groups(desc, matrix, dtype):
-    """The operand groups of row-major cases ``matrix[rows, inputs]`` as views of one array
-    of ``dtype`` (scales as bytes)."""
-    layout = input_layout(desc)
-    whole = np.ascontiguousarray(matrix.astype(dtype))
-    out = []
-    for role in kernels.GROUP_ROLES:
-        cols = [j for j, spec in enumerate(layout) if spec.role == role]
-        if not cols:
-            out.append(None)
-            continue
-        part = whole[:, cols[0]:cols[-1] + 1]
-        out.append(part.astype(np.uint8) if role.startswith("scale") else part)
-    return out
-
-
 def _rows_agree(name, cases, dtype=np.uint32, jobs=1):
     desc = CATALOG[name].descriptor
     kernel = kernels.kernel_for(desc)
-    matrix = np.array(cases, dtype=np.uint64).reshape(len(cases), -1)
-    ops = [Operand(None) if g is None else Operand(g, rj=g.strides[0], cl=g.strides[1])
-           for g in _groups(desc, matrix, dtype)]
+    matrix = np.ascontiguousarray(np.array(cases, dtype=np.uint64).reshape(len(cases), -1),
+                                  dtype=dtype)
+    groups = run.layout_groups(desc, matrix)
+    groups[3:5] = [None if g is None else g.astype(np.uint8) for g in groups[3:5]]
+    ops = run.row_operands(groups)
     out = np.full((1, len(cases)), 0xDEADBEEF, dtype=np.uint32)
     kernel.gemm(ops, out, [0], jobs)
     dot = compiled_dot(desc)
