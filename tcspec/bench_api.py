@@ -8,7 +8,9 @@ entry point (:meth:`ref.kernels.Kernel.gemm`) with the same operand strides
 and thread count, on buffers built before the clock starts. ``matmul`` is
 set beside the gemm kernel figure (the kernel is branch-free: its speed does
 not depend on the words). Every figure is the best of ``repeats`` runs, so
-a loaded machine shows its quietest moment. The peak RSS of one e4m3 gemm is
+a loaded machine shows its quietest moment, and carries the process CPU
+seconds per wall second of that run: on 2 threads a value near 1 means the
+second core was busy with other work. The peak RSS of one e4m3 gemm is
 measured in a fresh process.
 """
 
@@ -42,13 +44,23 @@ SCALING_TARGET = 1.7
 RSS_LIMIT = 1 << 30
 
 
-def _best(call: Callable[[], Any], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
+class _Timer:
+    """Best-of-N wall seconds, and the process CPU seconds (all threads) of that best run:
+    their ratio says how many cores the run really had."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = {}
+
+    def best(self, key: str, call: Callable[[], Any], repeats: int) -> float:
+        best, cpu = float("inf"), 0.0
+        for _ in range(repeats):
+            start, used = time.perf_counter(), time.process_time()
+            call()
+            wall = time.perf_counter() - start
+            if wall < best:
+                best, cpu = wall, time.process_time() - used
+        self.cpu[key] = cpu / best if best > 0 else 0.0
+        return best
 
 
 def _fields(desc: Descriptor) -> dict[str, Any]:
@@ -70,6 +82,7 @@ def _scales(rng: np.random.Generator, desc: Descriptor, rows: int, blocks: int
 
 
 def measure_evaluate(desc: Descriptor, rows: int, jobs: int, repeats: int) -> dict[str, Any]:
+    timer = _Timer()
     rng = np.random.default_rng(1)
     a = _words(rng, desc, (rows, desc.k), desc.a_format)
     b = _words(rng, desc, (rows, desc.k), desc.b_format)
@@ -85,15 +98,17 @@ def measure_evaluate(desc: Descriptor, rows: int, jobs: int, repeats: int) -> di
     got = evaluate(desc, a, b, c, **call)
     kernel.gemm(ops, out, [0], jobs)
     assert (got == out[0]).all()
-    api = rows / _best(lambda: evaluate(desc, a, b, c, **call), repeats)
-    only = rows / _best(lambda: kernel.gemm(ops, out, [0], jobs), repeats)
-    return {"path": "evaluate", "shape": f"N={rows}", "api": api, "kernel": only}
+    api = rows / timer.best("api", lambda: evaluate(desc, a, b, c, **call), repeats)
+    only = rows / timer.best("kernel", lambda: kernel.gemm(ops, out, [0], jobs), repeats)
+    return {"path": "evaluate", "shape": f"N={rows}", "api": api, "kernel": only,
+            "api_cores_used": timer.cpu["api"], "kernel_cores_used": timer.cpu["kernel"]}
 
 
 def measure_gemm(desc: Descriptor, shape: tuple[int, int, int], jobs: int, repeats: int
                  ) -> list[dict[str, Any]]:
     m, n, k = shape
     steps = k // desc.k
+    timer = _Timer()
     rng = np.random.default_rng(2)
     a = _words(rng, desc, (m, k), desc.a_format)
     b = _words(rng, desc, (k, n), desc.b_format)
@@ -112,16 +127,19 @@ def measure_gemm(desc: Descriptor, shape: tuple[int, int, int], jobs: int, repea
     order = list(range(steps))
     dots = m * n * steps
     fields = _fields(desc)
-    only = dots / _best(lambda: kernel.gemm(ops, out, order, jobs), repeats)
-    api = dots / _best(lambda: gemm(a, b, scale_a=sa, scale_b=sb, jobs=jobs, **fields),
-                       repeats)
+    only = dots / timer.best("kernel", lambda: kernel.gemm(ops, out, order, jobs), repeats)
+    api = dots / timer.best("api", lambda: gemm(a, b, scale_a=sa, scale_b=sb, jobs=jobs,
+                                                **fields), repeats)
     fa = rng.standard_normal((m, k)).astype(np.float32)
     fb = rng.standard_normal((k, n)).astype(np.float32)
     keywords = {"a_format": desc.a_format, "scaling": desc.scaling, "jobs": jobs}
-    floats = dots / _best(lambda: matmul(fa, fb, **keywords), repeats)
+    floats = dots / timer.best("matmul", lambda: matmul(fa, fb, **keywords), repeats)
     label = f"{m}x{n}x{k}"
-    return [{"path": "gemm", "shape": label, "api": api, "kernel": only},
-            {"path": "matmul (float32)", "shape": label, "api": floats, "kernel": only}]
+    used = {"kernel_cores_used": timer.cpu["kernel"]}
+    return [{"path": "gemm", "shape": label, "api": api, "kernel": only,
+             "api_cores_used": timer.cpu["api"], **used},
+            {"path": "matmul (float32)", "shape": label, "api": floats, "kernel": only,
+             "api_cores_used": timer.cpu["matmul"], **used}]
 
 
 def gemm_peak_rss(shape: tuple[int, int, int]) -> int | None:
@@ -181,7 +199,8 @@ def run_api_benchmarks(names: Sequence[str] | None, shape: tuple[int, int, int],
     verdict = "" if rss is None else ("  (< 1 GiB)" if rss < RSS_LIMIT else "  (OVER 1 GiB)")
     print(f"\ngemm dense-e4m3 {shape[0]}x{shape[1]}x{shape[2]} peak RSS: {rss_text}{verdict}")
     print(f"(dots/s, best of {repeats} runs ({max(repeats, 3)} for evaluate); kernel = the "
-          f"same C entry point on buffers built before the clock, same threads; load "
+          f"same C entry point on buffers built before the clock, same threads; cpu = process "
+          f"CPU seconds / wall seconds of that best run, the cores it really had; load "
           f"average {load_before} before, {summary['load_after']} after)")
     return rows
 
@@ -194,6 +213,14 @@ def _scaling(r: dict[str, Any], rows: Sequence[dict[str, Any]]) -> float | None:
     return r["api"] / one[0]["api"] if one else None
 
 
+def _per_cpu(r: dict[str, Any]) -> float:
+    """API / kernel in dots per CPU second: the share of the work that is the kernel's,
+    whatever the machine's load left the process."""
+    if not r["api_cores_used"] or not r["kernel_cores_used"]:
+        return 0.0
+    return (r["api"] / r["api_cores_used"]) / (r["kernel"] / r["kernel_cores_used"])
+
+
 def _line(r: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     ratio = r["api"] / r["kernel"]
     speedup = _scaling(r, rows)
@@ -201,17 +228,22 @@ def _line(r: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     mark = "" if r["cores"] != 1 or ratio >= target else f"  (< {target:.0%})"
     if speedup is not None and speedup < SCALING_TARGET:
         mark += f"  (< {SCALING_TARGET}x)"
-    extra = "" if speedup is None else f"  x{speedup:.2f} vs 1 core"
-    return (f"{r['datapath']:12} {r['path']:17} {r['shape']:15} {r['cores']} core(s) "
-            f"api {r['api']:>13,.0f}  kernel {r['kernel']:>13,.0f}  {ratio:6.1%}{extra}{mark}")
+    extra = f"  per cpu-s {_per_cpu(r):.0%}"
+    extra += "" if speedup is None else f"  x{speedup:.2f} vs 1 core"
+    return (f"{r['datapath']:12} {r['path']:17} {r['shape']:13} {r['cores']} core(s) "
+            f"api {r['api']:>12,.0f} (cpu {r['api_cores_used']:.2f})  kernel "
+            f"{r['kernel']:>12,.0f} (cpu {r['kernel_cores_used']:.2f})  {ratio:6.1%}{extra}"
+            f"{mark}")
 
 
-MARKDOWN_HEADER = ("| datapath | call | shape | cores | API dots/s | kernel dots/s | API / kernel "
-                   "| API 2 cores / 1 core |\n|---|---|---|---|---|---|---|---|")
+MARKDOWN_HEADER = ("| datapath | call | shape | threads | API dots/s | kernel dots/s | API / "
+                   "kernel | per CPU-s | API 2 / 1 thread | cores the API run had |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _markdown(r: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     speedup = _scaling(r, rows)
     return (f"| {r['datapath']} | {r['path']} | {r['shape']} | {r['cores']} | "
             f"{r['api']:,.0f} | {r['kernel']:,.0f} | {r['api'] / r['kernel']:.0%} | "
-            f"{'-' if speedup is None else f'{speedup:.2f}x'} |")
+            f"{_per_cpu(r):.0%} | "
+            f"{'-' if speedup is None else f'{speedup:.2f}x'} | {r['api_cores_used']:.2f} |")
