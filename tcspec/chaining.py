@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tcspec.accumulation import Accumulation, accumulate, accumulation_of
-from tcspec.ref.inputs import _array, matrix_operands, words_in_place
+from tcspec.ref.inputs import _array, _check_metadata_batch, matrix_operands, words_in_place
 from tcspec.ref.run import run_chain
 from tcspec.spec.descriptor import Descriptor, resolve
 
@@ -53,8 +53,6 @@ def _scales(desc: Descriptor, scales: Any, what: str, rows: int, steps: int
 def _metadata(desc: Descriptor, metadata: Any, rows: int, steps: int) -> np.ndarray | None:
     if metadata is None:
         return None
-    from tcspec.ref.inputs import _check_metadata_batch
-
     shape = (rows, steps, desc.metadata_words)
     if np.ndim(metadata) == 0:
         word = _array(metadata, "sparse_metadata", 32).astype(np.uint32)
