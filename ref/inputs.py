@@ -214,34 +214,55 @@ def _array(values: Any, what: str, bits: int, shape: tuple[int, ...] | None = No
     return array.astype(np.uint64)
 
 
-def _batch_columns(desc: Descriptor, values: Any, what: str, bits: int, rows: int,
-                   needed: int, default: int | None) -> list[np.ndarray]:
+def words_in_place(values: Any, what: str, bits: int,
+                   shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Checked raw words as an integer array, not copied when already one: an unsigned
+    array whose dtype holds at most ``bits`` bits needs no range check (a ``uint32`` A, B or
+    C, a ``uint8`` scale array); any other integer array is range-checked and kept; lists
+    become ``uint32`` (``uint64`` for wider words)."""
+    array = values if isinstance(values, np.ndarray) else np.asarray(values)
+    if array.dtype == object or array.dtype.kind not in "iu":
+        return _array(values, what, bits, shape).astype(np.uint32 if bits <= 32 else np.uint64)
+    if not (array.dtype.kind == "u" and array.dtype.itemsize * 8 <= bits) and array.size:
+        low, high = array.min(), array.max()
+        if low < 0 or int(high) >= (1 << bits):
+            raise ValueError(f"{what} holds values outside [0, 0x{(1 << bits) - 1:X}]")
+    if shape is not None and array.shape != shape:
+        raise ValueError(f"{what} must have shape {shape}, got {array.shape}")
+    return array
+
+
+def _batch_group(desc: Descriptor, values: Any, what: str, bits: int, rows: int,
+                 needed: int, default: int | None) -> np.ndarray | None:
+    """Checked ``[rows, needed]`` words of one operand group of a batch (a view where it can
+    be: one value or one row of words broadcast to every row), or None when the datapath has
+    no such input."""
     if needed == 0:
-        return []
+        return None
     if values is None:
         if default is None:
             raise ValueError(f"{desc.name} needs {what}")
-        return [np.full(rows, default, dtype=np.uint64)] * needed
-    array = _array(values, what, bits)
+        values = default
+    array = words_in_place(values, what, bits)
     if array.ndim == 0:
-        return [np.full(rows, int(array), dtype=np.uint64)] * needed
+        return np.broadcast_to(array.reshape(1, 1), (rows, needed))
     if array.ndim == 1 and what == "sparse_metadata":
         if array.shape[0] < needed:
             raise ValueError(f"sparse_metadata has {array.shape[0]} word(s) but {desc.name} "
                              f"needs {needed}")
-        return [np.full(rows, int(v), dtype=np.uint64) for v in array[:needed]]
+        return np.broadcast_to(array[None, :needed], (rows, needed))
     if array.ndim != 2 or array.shape[0] != rows:
         raise ValueError(f"{what} must have shape ({rows}, >={needed}), got {array.shape}")
     if array.shape[1] < needed:
         unit = f" (one per {desc.scale_block}-K block)" if desc.scaling else ""
         raise ValueError(f"{what} has {array.shape[1]} column(s) but {desc.name} needs "
                          f"{needed}{unit}")
-    return [array[:, i] for i in range(needed)]
+    return array[:, :needed]
 
 
 def matrix_operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Checked A (M x K) and B (K x N) raw-word matrices as ``uint64`` arrays."""
-    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
+    """Checked A (M x K) and B (K x N) raw-word matrices (:func:`words_in_place`)."""
+    a_arr, b_arr = words_in_place(a, "A", 32), words_in_place(b, "B", 32)
     if a_arr.ndim != 2 or b_arr.ndim != 2:
         raise ValueError(f"A and B must be matrices, got shapes {a_arr.shape} and {b_arr.shape}")
     (m, k), (k_b, n) = a_arr.shape, b_arr.shape

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -42,9 +43,10 @@ import numpy as np
 from tcspec.ref import cgen
 from tcspec.ref.lanes import COMPARISONS, LaneFacts, analyse, strip_zext
 from tcspec.smt.trace import Node, walk
+from tcspec.spec.catalog import input_layout
 from tcspec.spec.descriptor import Descriptor
 
-GENERATOR_VERSION = "tcspec-kernels-6"
+GENERATOR_VERSION = "tcspec-kernels-7"
 BLOCK = 16
 """The smallest block (one 512-bit vector of 32-bit lanes); see :func:`block_rows`."""
 BLOCK_MAX = 256
@@ -282,12 +284,15 @@ def block_rows(buffer_bytes_per_row: int) -> int:
 
 def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kernel",
                   block: int | None = None, segment: int = SEGMENT, remat: int = REMAT,
-                  part: int = PART) -> str:
+                  part: int = PART, groups: Sequence[tuple[int, int]] | None = None) -> str:
     """C source of ``void name(int64_t n, const uint32_t *const *cols, uint32_t *out)``.
 
     ``cols[j]`` is input ``j`` (``inputs`` order) for all ``n`` rows; ``out``
     receives the low 32 bits of ``output`` for each row. ``uint32_t
     name_dot(const uint32_t *words)`` is the same for one row of words.
+    With ``groups`` (``(first input, lanes)`` per operand group in layout
+    order: A, B, C, scales, metadata) the source also has ``name_gemm``
+    (:func:`gemm_source`).
     """
     column = {node.id: j for j, node in enumerate(inputs)}
     wide = [n for n in walk([output]) if n.width is not None and n.width > 64]
@@ -380,7 +385,103 @@ def kernel_source(inputs: Sequence[Node], output: Node, name: str = "tcspec_kern
               "  uint32_t out;",
               f"  {name}(1, cols, &out);",
               "  return out;", "}"]
+    if groups is not None:
+        lines += gemm_source(name, groups, len(inputs), [
+            f"    {name}_part{p}({args}, src, dst);" for p in range(len(parts))],
+            [f"  {kind} {arrays[kind]}[{slots[kind]}][B] __attribute__((aligned(64)));"
+             for kind in _LANE_TYPE.values()])
     return "\n".join(lines) + "\n"
+
+
+GROUP_FIELDS = 6
+"""int64 fields per operand group of ``_gemm``: base address, then byte strides per output
+row ``i``, per output column ``j``, per K step, per lane, then the element size in bytes."""
+
+
+def gemm_source(name: str, groups: Sequence[tuple[int, int]], width: int,
+                calls: Sequence[str], buffers: Sequence[str]) -> list[str]:
+    """C lines of the strided, chained entry point (after the part functions)::
+
+        void name_gemm(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t steps,
+                       const int64_t *order, const int64_t *g, uint32_t *d,
+                       int64_t d_ri, int64_t d_rj)
+
+    For every output ``(i, j)`` in ``[i0, i1) x [j0, j1)`` it runs the chain
+    of K steps ``order[0..steps)``: lane ``l`` of group ``q`` at step ``s``
+    is the element (1, 2, 4 or 8 bytes, the low 32 bits read) at byte offset
+    ``i*g[6q+1] + j*g[6q+2] + s*g[6q+3] + l*g[6q+4]`` from address
+    ``g[6q]``. The third group (C) is the chained input: it is read at the
+    first step only (address 0: +0), and the D of each step is the next
+    step's C. The final D goes to ``d + i*d_ri + j*d_rj`` (byte strides).
+    Blocks run along ``j``; a group that does not move with ``j`` is
+    broadcast into its block buffer, one whose ``j`` stride is 4 bytes is
+    read in place, any other is gathered.
+    """
+    lines = [
+        "#if defined(__AVX512F__)", "#include <immintrin.h>", "#endif",
+        "static inline uint32_t tcspec_word(const unsigned char *p, int64_t bytes) {",
+        "  uint64_t w = 0; memcpy(&w, p, (size_t)bytes); return (uint32_t)w; }",
+        "static inline const uint32_t *tcspec_fetch(uint32_t *restrict pad,",
+        "    const unsigned char *p, int64_t stride, int64_t bytes, int m) {",
+        "  if (stride == 4 && bytes == 4 && m == B) return (const uint32_t *)(const void *)p;",
+        "  if (stride == 0) { uint32_t v = tcspec_word(p, bytes);",
+        "    for (int i = 0; i < B; i++) pad[i] = v; return pad; }",
+        "#if defined(__AVX512F__) && B % 16 == 0",
+        "  if (bytes == 4 && m == B && stride > 0 && stride < (INT64_C(1) << 26)) {",
+        "    __m512i at = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7,",
+        "        6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32((int)stride));",
+        "    for (int i = 0; i < B; i += 16)",
+        "      _mm512_store_si512((void *)(pad + i),",
+        "                         _mm512_i32gather_epi32(at, p + i * stride, 1));",
+        "    return pad; }",
+        "#endif",
+        "  if (bytes == 4) { for (int i = 0; i < m; i++) memcpy(pad + i, p + i * stride, 4); }",
+        "  else { for (int i = 0; i < m; i++) pad[i] = tcspec_word(p + i * stride, bytes); }",
+        "  for (int i = m; i < B; i++) pad[i] = 0;",
+        "  return pad; }",
+        f"void {name}_gemm(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t steps,",
+        "    const int64_t *order, const int64_t *g, uint32_t *d, int64_t d_ri, int64_t d_rj) {",
+        *buffers,
+        f"  uint32_t pad[{width}][B] __attribute__((aligned(64)));",
+        "  uint32_t state[2][B] __attribute__((aligned(64)));",
+        f"  const uint32_t *src[{width}];",
+        "  for (int64_t jb = j0; jb < j1; jb += B) {",
+        "    int m = j1 - jb < B ? (int)(j1 - jb) : B;",
+        "    for (int64_t i = i0; i < i1; i++) {",
+        "      uint32_t *cur = state[0], *dst = state[1], *swap;",
+    ]
+    chained = groups[2][0]
+    lines += [
+        f"      const int64_t *c = g + {2 * GROUP_FIELDS};",
+        "      if (c[0] == 0) memset(cur, 0, sizeof state[0]);",
+        "      else { const uint32_t *got = tcspec_fetch(cur,",
+        "               (const unsigned char *)(intptr_t)c[0] + i * c[1] + jb * c[2],",
+        "               c[2], c[5], m);",
+        "             if (got != cur) memcpy(cur, got, sizeof state[0]); }",
+        "      for (int64_t t = 0; t < steps; t++) {",
+        "        int64_t s = order[t];",
+    ]
+    for index, (first, lanes) in enumerate(groups):
+        if index == 2 or lanes == 0:
+            continue
+        q = GROUP_FIELDS * index
+        lines += [
+            f"        {{ const unsigned char *p = (const unsigned char *)(intptr_t)g[{q}]",
+            f"            + i * g[{q + 1}] + jb * g[{q + 2}] + s * g[{q + 3}];",
+            f"          for (int l = 0; l < {lanes}; l++)",
+            f"            src[{first} + l] = tcspec_fetch(pad[{first} + l], p + l * g[{q + 4}],",
+            f"                                           g[{q + 2}], g[{q + 5}], m); }}",
+        ]
+    lines += [
+        f"        src[{chained}] = cur;",
+        *["    " + call for call in calls],
+        "        swap = cur; cur = dst; dst = swap;",
+        "      }",
+        "      unsigned char *out = (unsigned char *)d + i * d_ri + jb * d_rj;",
+        "      for (int r = 0; r < m; r++) memcpy(out + r * d_rj, cur + r, 4);",
+        "    }", "  }", "}",
+    ]
+    return lines
 
 
 def cache_dir() -> Path:
@@ -430,6 +531,38 @@ class KernelBuildError(RuntimeError):
     """No kernel could be built (no compiler, or the compiler failed)."""
 
 
+@dataclass(frozen=True)
+class Operand:
+    """Where one operand group's words are read in place: lane ``l`` of output ``(i, j)`` at K
+    step ``s`` is the element of ``array`` at byte offset ``i*ri + j*rj + s*rs + l*cl`` from
+    its first element (the low 32 bits of a 1-, 2-, 4- or 8-byte integer). ``array`` None:
+    the group is absent (C: +0)."""
+
+    array: np.ndarray | None
+    ri: int = 0
+    rj: int = 0
+    rs: int = 0
+    cl: int = 0
+
+    def fields(self) -> list[int]:
+        if self.array is None:
+            return [0] * GROUP_FIELDS
+        return [self.array.ctypes.data, self.ri, self.rj, self.rs, self.cl,
+                self.array.dtype.itemsize]
+
+
+def default_jobs() -> int:
+    """Threads a kernel call uses by default: every core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+MIN_DOTS_PER_THREAD = 8192
+"""Dots below which a kernel call stays on one thread (a thread costs tens of microseconds)."""
+
+
 @dataclass
 class Kernel:
     """A loaded kernel: call it on uint32 columns; how it was obtained and how long it took."""
@@ -441,6 +574,52 @@ class Kernel:
     seconds: float
     function: object
     single: object
+    strided: object = None
+
+    def gemm(self, operands: Sequence[Operand], out: np.ndarray, steps: Sequence[int],
+             jobs: int | None = None) -> np.ndarray:
+        """``out[i, j]`` = the chain of K ``steps`` for every output of the ``uint32`` array
+        ``out[M, N]``, operands read in place (:class:`Operand`, groups in
+        :data:`GROUP_ROLES` order); ``jobs`` threads (default :func:`default_jobs`) over
+        ranges of ``i`` (or of ``j`` when M is smaller than ``jobs``). The GIL is released in
+        the kernel."""
+        if self.strided is None:
+            raise KernelBuildError(f"{self.name} kernel has no strided entry point")
+        if len(operands) != len(GROUP_ROLES):
+            raise ValueError(f"{self.name} kernel takes {len(GROUP_ROLES)} operand groups, "
+                             f"got {len(operands)}")
+        if out.dtype != np.uint32 or out.ndim != 2:
+            raise ValueError(f"kernel output must be a uint32 matrix, got {out.dtype} "
+                             f"{out.shape}")
+        m, n = out.shape
+        spec = np.array([f for op in operands for f in op.fields()], dtype=np.int64)
+        order = np.ascontiguousarray(steps, dtype=np.int64)
+        if m * n == 0:
+            return out
+        jobs = default_jobs() if jobs is None else max(1, int(jobs))
+        jobs = max(1, min(jobs, m * n * max(len(order), 1) // MIN_DOTS_PER_THREAD))
+        along_i = m >= jobs
+        total = m if along_i else n
+        cuts = [total * t // jobs for t in range(jobs + 1)]
+        ranges = [((lo, hi, 0, n) if along_i else (0, m, lo, hi))
+                  for lo, hi in itertools.pairwise(cuts) if hi > lo]
+        fixed = (ctypes.c_int64(len(order)), order.ctypes.data, spec.ctypes.data,
+                 out.ctypes.data, ctypes.c_int64(out.strides[0]),
+                 ctypes.c_int64(out.strides[1]))
+
+        def run(bounds: tuple[int, int, int, int]) -> None:
+            i0, i1, j0, j1 = bounds
+            self.strided(ctypes.c_int64(i0), ctypes.c_int64(i1), ctypes.c_int64(j0),  # type: ignore[operator]
+                         ctypes.c_int64(j1), *fixed)
+
+        if len(ranges) == 1:
+            run(ranges[0])
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(len(ranges)) as pool:
+                list(pool.map(run, ranges))
+        return out
 
     def dot(self, words: array) -> int:
         """The result word of one row of input words (layout order, ``array('I')``)."""
@@ -494,8 +673,23 @@ def _source(desc: Descriptor, block: int | None, segment: int, remat: int
     from tcspec.smt.formula import traced
 
     formula = traced(desc)
-    text = kernel_source(formula.inputs, formula.output, "tcspec_kernel", block, segment, remat)
+    text = kernel_source(formula.inputs, formula.output, "tcspec_kernel", block, segment, remat,
+                         groups=operand_groups(desc))
     return text, len(formula.inputs)
+
+
+GROUP_ROLES = ("a", "b", "c", "scale_a", "scale_b", "metadata")
+"""The operand groups of the strided entry point, in layout order."""
+
+
+def operand_groups(desc: Descriptor) -> list[tuple[int, int]]:
+    """``(first input, lanes)`` of each of :data:`GROUP_ROLES` in ``input_layout(desc)``."""
+    layout = input_layout(desc)
+    out = []
+    for role in GROUP_ROLES:
+        where = [j for j, spec in enumerate(layout) if spec.role == role]
+        out.append((where[0] if where else 0, len(where)))
+    return out
 
 
 def kernel_for(desc: Descriptor, *, build: bool = True, flags: Sequence[str] = CFLAGS,
@@ -553,8 +747,12 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
         function.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
         single.restype = ctypes.c_uint32
         single.argtypes = [ctypes.c_void_p]
+        strided = getattr(library, "tcspec_kernel_gemm", None)
+        if strided is not None:
+            strided.restype = None
+            strided.argtypes = [ctypes.c_int64] * 5 + [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2
         kernel = Kernel(name, inputs, target, compiled, time.perf_counter() - start, function,
-                        single)
+                        single, strided)
         _LOADED[digest] = kernel
         return kernel
 

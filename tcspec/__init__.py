@@ -5,6 +5,10 @@ The public API (SEMANTICS.md section 6 names every datapath and descriptor field
 - :func:`mma_dot`, :func:`mma`, :func:`gemm`, :func:`evaluate`: run the
   specification on raw words (one dot product, a matrix, a chain of
   instructions over a long K, a NumPy batch);
+- :func:`matmul`, :func:`quantize`: the same on float arrays (NumPy,
+  ml_dtypes, torch), converted to operand words exactly (OCP MX and NVFP4
+  block scales included); :class:`Chain`, :class:`SplitK`, :class:`Promote`
+  the accumulation patterns ``gemm`` and ``matmul`` take;
 - :func:`formula`: a datapath as Z3 terms and SMT-LIB2 text;
 - :mod:`tcspec.strategies`: hypothesis strategies of raw words for every
   format and datapath (``pip install 'tcspec[test]'``), to property-test an
@@ -18,19 +22,27 @@ queries); the workflows and the command line are modules of this package.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from tcspec.api import evaluate, mma, mma_dot
-from tcspec.chaining import gemm
+_PUBLIC = {"evaluate": "tcspec.api", "mma": "tcspec.api", "mma_dot": "tcspec.api",
+           "gemm": "tcspec.chaining", "matmul": "tcspec.matmul", "quantize": "tcspec.quantize",
+           "Quantized": "tcspec.quantize", "Chain": "tcspec.accumulation",
+           "Promote": "tcspec.accumulation", "SplitK": "tcspec.accumulation",
+           "formula": "tcspec.smt.formula"}
+"""Each public name and its module, imported on first use: ``import tcspec`` (a solver child,
+the GPU machine of ``tcspec hw``, which has no solver) loads neither NumPy nor z3."""
 
-__all__ = ["evaluate", "formula", "gemm", "mma", "mma_dot"]
+__all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    """``formula`` is imported on first use, so ``import tcspec`` loads no solver (the GPU
-    machine of `tcspec hw` has none)."""
-    if name == "formula":
-        from tcspec.smt.formula import formula
-
-        return formula
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'tcspec' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

@@ -20,16 +20,16 @@ import numpy as np
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.inputs import (
     UNIT_SCALE,
-    _array,
-    _batch_columns,
+    _batch_group,
     _check_metadata_batch,
     _plain_dot_words,
     _resolved,
     matrix_operands,
     prepare_dot,
+    words_in_place,
 )
 from tcspec.ref.kernels import fast_kernel
-from tcspec.ref.run import run_batch
+from tcspec.ref.run import run_chain, run_rows
 from tcspec.spec.catalog import descriptor_of
 from tcspec.spec.descriptor import Descriptor, resolve
 
@@ -82,17 +82,19 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
 
 def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any, *,
              scale_a: Any = None, scale_b: Any = None,
-             sparse_metadata: Any = None) -> np.ndarray:
-    """Many dot products at once (NumPy, or the C kernel for big runs: :func:`ref.run.run_batch`).
+             sparse_metadata: Any = None, jobs: int | None = None) -> np.ndarray:
+    """Many dot products at once (NumPy, or the C kernel for big runs: :func:`ref.run.run_rows`).
 
     ``a[N, K]``, ``b[N, K]`` raw words, ``c[N]``; scales ``uint8[N, blocks]``;
     metadata one value for all rows, a list of words for all rows, or
-    ``uint32[N, words]``. Returns ``uint32[N]`` result words.
+    ``uint32[N, words]``. Returns ``uint32[N]`` result words. Arrays are read
+    in place (a ``uint32`` A, B, C and ``uint8`` scales need no check), on
+    ``jobs`` threads (default every core).
     """
     desc = descriptor_of(datapath)
     if isinstance(datapath, dict) and sparse_metadata is not None and not desc.sparse:
         desc = resolve(**{**desc.fields(), "sparse": True})  # type: ignore[arg-type]
-    a_arr, b_arr = _array(a, "A", 32), _array(b, "B", 32)
+    a_arr, b_arr = words_in_place(a, "A", 32), words_in_place(b, "B", 32)
     if a_arr.ndim != 2:
         raise ValueError(f"A must be a 2-D array [N, K], got shape {a_arr.shape}")
     rows = a_arr.shape[0]
@@ -100,34 +102,32 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
         if arr.shape != (rows, desc.k):
             raise ValueError(f"{desc.name} takes K={desc.k}: {what} must have shape "
                              f"({rows}, {desc.k}), got {arr.shape}")
-    c_arr = _array(c, "C", 32)
-    c_arr = np.broadcast_to(c_arr, (rows,)) if c_arr.ndim == 0 else c_arr
-    if c_arr.shape != (rows,):
+    c_arr = words_in_place(c, "C", 32)
+    if c_arr.ndim != 0 and c_arr.shape != (rows,):
         raise ValueError(f"C must have shape ({rows},), got {c_arr.shape}")
     if desc.scaling is None and (scale_a is not None or scale_b is not None):
         raise ValueError(f"scales given, but {desc.name} is not block-scaled")
     if not desc.sparse and sparse_metadata is not None:
         raise ValueError(f"sparse_metadata given, but {desc.name} is dense")
-    columns = [a_arr[:, i] for i in range(desc.k)] + [b_arr[:, i] for i in range(desc.k)]
-    columns.append(np.ascontiguousarray(c_arr))
     unit = UNIT_SCALE.get(desc.scaling or "")
-    for what, values in (("scale_a", scale_a), ("scale_b", scale_b)):
-        columns += _batch_columns(desc, values, what, 8, rows, desc.scale_count, unit)
-    metadata = _batch_columns(desc, sparse_metadata, "sparse_metadata", 32, rows,
-                              desc.metadata_words, None)
-    if metadata:
-        _check_metadata_batch(desc, metadata, rows)
-    return run_batch(desc, columns + metadata, rows)
+    scales = [_batch_group(desc, values, what, 8, rows, desc.scale_count, unit)
+              for what, values in (("scale_a", scale_a), ("scale_b", scale_b))]
+    metadata = _batch_group(desc, sparse_metadata, "sparse_metadata", 32, rows,
+                            desc.metadata_words, None)
+    if metadata is not None:
+        _check_metadata_batch(desc, [metadata[:, i] for i in range(metadata.shape[1])], rows)
+    return run_rows(desc, a_arr, b_arr, c_arr, *scales, metadata, jobs=jobs)
 
 
 def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = None,
-        sparse_metadata: Any = None, **descriptor: Any) -> Any:
+        sparse_metadata: Any = None, jobs: int | None = None, **descriptor: Any) -> Any:
     """``D = C + A @ B`` on raw words: A is M x K, B is K x N, C and D are M x N.
 
     ``scale_a`` has one row of scale bytes per A row, ``scale_b`` one per B
     column; ``sparse_metadata`` is one value for all rows or one row of words
     per A row. Returns nested lists of ints, or a ``uint32`` array when A or
-    B is a NumPy array. A missing C is all ``+0``.
+    B is a NumPy array. A missing C is all ``+0``. Operands are read in place
+    (:func:`ref.run.run_chain`, one step), on ``jobs`` threads.
     """
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
@@ -137,22 +137,32 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
         raise ValueError(f"{desc.name} takes K={desc.k}, got A {m} x {k} and B {k_b} x {n} "
                          f"(one instruction; ref.gemm chains instructions over a K that is a "
                          f"multiple of {desc.k})")
-    c_arr = np.zeros((m, n), dtype=np.uint64) if c is None else _array(c, "C", 32, (m, n))
-    rows_a = np.repeat(a_arr, n, axis=0)
-    rows_b = np.tile(b_arr.T, (m, 1))
-    lane_scales_a = None if scale_a is None else np.repeat(_array(scale_a, "scale_a", 8), n, 0)
-    lane_scales_b = None if scale_b is None else np.tile(_array(scale_b, "scale_b", 8), (m, 1))
+    c_arr = None if c is None else words_in_place(c, "C", 32, (m, n))
+    scales = []
     for what, given, count in (("scale_a", scale_a, m), ("scale_b", scale_b, n)):
-        if given is not None and np.asarray(given).shape[0] != count:
+        if given is None:
+            scales.append(None)
+            continue
+        if desc.scaling is None:
+            raise ValueError(f"{what} given, but {desc.name} is not block-scaled")
+        array = words_in_place(given, what, 8)
+        if array.ndim != 2 or array.shape[0] != count:
             owner = "A row" if what == "scale_a" else "B column"
             raise ValueError(f"{what} needs one row per {owner} ({count}), "
-                             f"got {np.asarray(given).shape[0]}")
-    metadata = sparse_metadata
-    if sparse_metadata is not None and np.ndim(sparse_metadata) == 2:
-        if np.shape(sparse_metadata)[0] != m:
+                             f"got {array.shape[0] if array.ndim else 'a scalar'}")
+        if array.shape[1] < desc.scale_count:
+            raise ValueError(f"{what} has {array.shape[1]} column(s) but {desc.name} needs "
+                             f"{desc.scale_count} (one per {desc.scale_block}-K block)")
+        scales.append(array[:, :desc.scale_count])
+    metadata = None
+    if desc.sparse:
+        if sparse_metadata is not None and np.ndim(sparse_metadata) == 2 and \
+                np.shape(sparse_metadata)[0] != m:
             raise ValueError(f"sparse_metadata needs one row per A row ({m}), "
                              f"got {np.shape(sparse_metadata)[0]}")
-        metadata = np.repeat(_array(sparse_metadata, "sparse_metadata", 32), n, axis=0)
-    d = evaluate(desc, rows_a, rows_b, c_arr.reshape(-1), scale_a=lane_scales_a,
-                 scale_b=lane_scales_b, sparse_metadata=metadata).reshape(m, n)
+        metadata = _batch_group(desc, sparse_metadata, "sparse_metadata", 32, m,
+                                desc.metadata_words, None)
+        _check_metadata_batch(desc, [metadata[:, i] for i in range(metadata.shape[1])], m)
+        metadata = metadata[:, None, :]
+    d = run_chain(desc, a_arr, b_arr, c_arr, [0], *scales, metadata, jobs=jobs)
     return d if as_numpy else d.tolist()

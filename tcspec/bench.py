@@ -247,5 +247,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     names = list(CATALOG) if args.all else args.datapath or None
     if args.json and args.markdown:
         raise UsageError("give --json or --markdown, not both")
+    if args.api:
+        from tcspec.bench_api import run_api_benchmarks
+
+        try:
+            shape = tuple(int(part) for part in args.shape.split(","))
+        except ValueError:
+            shape = ()
+        if len(shape) != 3 or min(shape) < 1 or args.repeats < 1:
+            raise UsageError(f"--shape must be M,N,K of positive ints and --repeats at least "
+                             f"1, got {args.shape!r} and {args.repeats}")
+        run_api_benchmarks(names, shape, args.repeats, as_json=args.json,  # type: ignore[arg-type]
+                           markdown=args.markdown)
+        return 0
     run_benchmarks(names, args.rows, args.scalar_seconds, args.json, args.markdown)
     return 0

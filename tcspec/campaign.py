@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
-from tcspec.ref.run import run_batch
+from tcspec.ref.run import run_rows
 from tcspec.ref.vectorfiles import Record
 from tcspec.spec.candidates import candidate_named
 from tcspec.spec.catalog import is_specified, lookup
@@ -202,12 +202,14 @@ class Cases:
     def rows(self) -> int:
         return int(self.c.shape[0])
 
-    def columns(self) -> list[np.ndarray]:
-        """One contiguous ``uint32`` column per input, in ``input_layout`` order."""
-        parts = [self.a, self.b, self.c[:, None], self.scale_a, self.scale_b, self.metadata]
-        matrix = np.concatenate([np.asarray(p, dtype=np.uint32).reshape(self.rows, -1)
-                                 for p in parts], axis=1)
-        return list(np.ascontiguousarray(matrix.T))
+    def results(self) -> np.ndarray:
+        """The specification's result words of every case, the arrays read in place
+        (:func:`ref.run.run_rows`)."""
+        desc = self.desc
+        return run_rows(desc, self.a, self.b, self.c,
+                        self.scale_a if desc.scaling else None,
+                        self.scale_b if desc.scaling else None,
+                        self.metadata if desc.sparse else None)
 
 
 def generate(desc: Descriptor, rows: int, mix: Sequence[str], rng: np.random.Generator,
@@ -272,7 +274,7 @@ class GenerationPlan:
         first = index * self.chunk_rows
         rows = min(self.chunk_rows, self.cases - first)
         block = generate(desc, rows, self.mix, np.random.default_rng([self.seed, index]), first)
-        block.expected = run_batch(desc, block.columns(), rows)
+        block.expected = block.results()
         return block
 
 
@@ -611,7 +613,7 @@ def check_range(path: str | Path, first: int, stop: int, keep: int = 10,
                     _check_metadata_batch(desc, list(block.metadata.T.astype(np.uint64)), rows)
                 except ValueError as exc:
                     raise ValueError(f"rows from {start}: {exc}") from None
-            result = run_batch(desc, block.columns(), rows)
+            result = block.results()
             wrong = np.flatnonzero(result != block.expected)
             tally.cases += rows
             tally.mismatched += int(wrong.size)

@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time budget per scalar measurement")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--markdown", action="store_true", help="the README's throughput table")
+    p.add_argument("--api", action="store_true",
+                   help="evaluate, gemm and matmul beside the kernel they reach, 1 and 2 cores")
+    p.add_argument("--shape", default="512,512,4096", help="--api: the gemm shape M,N,K")
+    p.add_argument("--repeats", type=int, default=2, help="--api: runs per figure (best counts)")
 
     p = sub.add_parser("conform", help="every lowering on the same inputs (one-source check)")
     p.add_argument("--datapath", action="append", help="repeatable; default: every datapath")

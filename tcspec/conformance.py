@@ -1,10 +1,11 @@
 """One-source conformance: every lowering of the specification on the same inputs.
 
 The lowerings are the interpreted scalar backend, the compiled scalar
-lowering, the NumPy batch backend, the compiled C batch kernel (where a C
-compiler is found), the Z3 formula evaluated on the inputs, and the SMT-LIB2
-text re-parsed by Z3 and evaluated. ``tcspec conform`` and
-the test suite both run them through :func:`compare`.
+lowering, the NumPy batch backend, the compiled C batch kernel on columns and
+on row-major rows read in place (where a C compiler is found), the Z3
+formula evaluated on the inputs, and the SMT-LIB2 text re-parsed by Z3 and
+evaluated. ``tcspec conform`` and the test suite both run them through
+:func:`compare`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.kernels import compiler, kernel_for
-from tcspec.ref.run import run_numpy, run_scalar
+from tcspec.ref.run import layout_groups, row_operands, run_numpy, run_scalar
 from tcspec.smt.formula import reparsed_z3, z3_formula
 from tcspec.spec.catalog import CATALOG, lookup
 from tcspec.spec.descriptor import Descriptor
@@ -47,6 +48,15 @@ def c_kernel(desc: Descriptor, cases: Cases) -> list[int]:
     return kernel([matrix[:, i] for i in range(matrix.shape[1])], len(cases)).tolist()  # type: ignore[misc]
 
 
+def c_kernel_rows(desc: Descriptor, cases: Cases) -> list[int]:
+    """The kernel's strided entry point on the cases as one row-major matrix, in place."""
+    kernel = kernel_for(desc)
+    matrix = np.array(cases, dtype=np.uint32).reshape(len(cases), -1)
+    out = np.empty((1, len(cases)), dtype=np.uint32)
+    kernel.gemm(row_operands(layout_groups(desc, matrix)), out, [0])  # type: ignore[union-attr]
+    return out[0].tolist()
+
+
 def z3_evaluated(desc: Descriptor, cases: Cases) -> list[int]:
     formula = z3_formula(desc)
     return [formula.evaluate(words) for words in cases]
@@ -61,12 +71,12 @@ LOWERINGS: dict[str, Callable[[Descriptor, Cases], list[int]]] = {
     "scalar": scalar,
     "compiled": compiled,
     "numpy": numpy_batch,
-    **({"kernel": c_kernel} if compiler() else {}),
+    **({"kernel": c_kernel, "kernel-rows": c_kernel_rows} if compiler() else {}),
     "z3": z3_evaluated,
     "smtlib": smtlib_reparsed,
 }
 """Every lowering, by name; the first is the reference the others are compared with.
-The C kernel joins where a C compiler is found."""
+The C kernel (its columnar and its strided entry point) joins where a C compiler is found."""
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from tcspec.ref.compiled import compiled_model
-from tcspec.ref.run import run_batch
+from tcspec.ref.run import layout_groups, run_rows
 from tcspec.ref.vectorfiles import FROZEN_FILE, BadLine, Record, read_vectors, reference_files
 from tcspec.spec.candidates import HARDWARE, candidate_named
 from tcspec.spec.catalog import input_layout, is_specified
@@ -96,7 +96,8 @@ def evaluate_records(desc: Descriptor, records: Sequence[Record],
         return np.array([dot(*r.words) for r in records], dtype=np.uint32)
     width = len(input_layout(desc))
     matrix = np.array([r.words for r in records], dtype=np.uint64).reshape(len(records), width)
-    return run_batch(desc, [matrix[:, i] for i in range(width)], len(records))
+    a, b, c, *rest = layout_groups(desc, matrix)
+    return run_rows(desc, a, b, c[:, 0], *rest)  # type: ignore[arg-type,index]
 
 
 def check_records(items: Iterable[Record | BadLine], source: str = "",
