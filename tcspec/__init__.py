@@ -26,8 +26,8 @@ import importlib
 from typing import Any
 
 _PUBLIC = {"evaluate": "tcspec.api", "mma": "tcspec.api", "mma_dot": "tcspec.api",
-           "gemm": "tcspec.chaining", "matmul": "tcspec.matmul", "quantize": "tcspec.quantize",
-           "Quantized": "tcspec.quantize", "Chain": "tcspec.accumulation",
+           "gemm": "tcspec.chaining", "matmul": "tcspec.floats", "quantize": "tcspec.quantization",
+           "Quantized": "tcspec.quantization", "Chain": "tcspec.accumulation",
            "Promote": "tcspec.accumulation", "SplitK": "tcspec.accumulation",
            "formula": "tcspec.smt.formula"}
 """Each public name and its module, imported on first use: ``import tcspec`` (a solver child,

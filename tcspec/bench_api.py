@@ -28,7 +28,7 @@ import numpy as np
 
 from tcspec.api import evaluate
 from tcspec.chaining import gemm
-from tcspec.matmul import matmul
+from tcspec.floats import matmul
 from tcspec.ref import kernels
 from tcspec.ref.kernels import Operand
 from tcspec.spec.catalog import lookup

@@ -1,4 +1,4 @@
-"""tcspec.matmul: float arrays in, the bit-exact D out, in the inputs' library."""
+"""tcspec.matmul (tcspec/floats.py): float arrays in, the bit-exact D out, in the inputs' library."""
 
 from __future__ import annotations
 

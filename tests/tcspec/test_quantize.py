@@ -1,4 +1,4 @@
-"""tcspec.quantize against independent quantizers: ml_dtypes casts, torch casts, an exact
+"""tcspec.quantize (tcspec/quantization.py) against independent quantizers: ml_dtypes casts, torch casts, an exact
 nearest-value search over each format's grid (Fractions), and the OCP MX v1.0 section 6.3
 properties of the shared exponent (hypothesis inputs, NaN / Inf / saturation edges)."""
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcspec import quantize
-from tcspec.quantize import NVFP4_BLOCK
+from tcspec.quantization import NVFP4_BLOCK
 
 CASTS = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
          "bf16": ml_dtypes.bfloat16, "f16": np.float16, "e2m3": ml_dtypes.float6_e2m3fn,

@@ -18,7 +18,7 @@ input's bits are decoded to integers and rounded once
   block scale per 16 elements ``RNE_sat(block_amax / (6 s))``, elements
   ``RNE_sat(V_i / (scale * s))`` in E2M1 (0 under a zero block scale). Each
   quotient is exact before its one rounding. ``s`` is an epilogue factor
-  outside the instruction (:func:`tcspec.matmul.matmul`).
+  outside the instruction (:func:`tcspec.floats.matmul`).
 
 Scales may be passed instead (``scales=``, and ``tensor_scale=`` for UE4M3).
 Arrays already in the requested operand format are taken bit for bit.

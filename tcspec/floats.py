@@ -1,6 +1,6 @@
 """``matmul``: the bit-exact tensor-core D of float arrays (SEMANTICS.md 8 and 9).
 
-The operands are converted to words by :func:`tcspec.quantize.quantize`
+The operands are converted to words by :func:`tcspec.quantization.quantize`
 (A's scale blocks along its rows, B's along its columns; arrays already in
 the operand format are taken bit for bit), C exactly to the accumulator
 format (RNE where it does not fit), the chain of instructions runs through
@@ -17,7 +17,7 @@ import numpy as np
 
 from tcspec.accumulation import Accumulation, Chain, accumulation_of
 from tcspec.chaining import gemm
-from tcspec.quantize import ONE_F32, quantize, source_of
+from tcspec.quantization import ONE_F32, quantize, source_of
 from tcspec.rounding import F16, F32, f32_mul, round_to, with_specials
 from tcspec.spec.descriptor import resolve
 
@@ -64,7 +64,7 @@ def matmul(a: Any, b: Any, c: Any = None, *, a_format: str | None = None,
     (bfloat16, float8_e4m3fn, float8_e5m2, float6_e2m3fn, float6_e3m2fn,
     float4_e2m1fn) or CPU torch tensors. ``a_format``/``b_format`` name the
     operand formats (default: the array's own, when it is one); ``rounding``
-    and ``saturate`` go to :func:`tcspec.quantize.quantize`. ``scaling``
+    and ``saturate`` go to :func:`tcspec.quantization.quantize`. ``scaling``
     (``"ue8m0"``: OCP MX block scales; ``"ue4m3"``: the two-level NVFP4
     recipe), ``kind`` and ``scale_vec`` are the descriptor fields; block
     scales are computed unless ``scale_a`` (``[M, K/block]``) and ``scale_b``
