@@ -1,4 +1,4 @@
-"""tcspec.matmul (tcspec/floats.py): float arrays in, the bit-exact D out, in the inputs' library."""
+"""tcspec.matmul (tcspec/floats.py): float arrays in, the bit-exact D out."""
 
 from __future__ import annotations
 

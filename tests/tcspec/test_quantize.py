@@ -1,4 +1,4 @@
-"""tcspec.quantize (tcspec/quantization.py) against independent quantizers: ml_dtypes casts, torch casts, an exact
+"""tcspec.quantize against independent quantizers: ml_dtypes casts, torch casts, an exact
 nearest-value search over each format's grid (Fractions), and the OCP MX v1.0 section 6.3
 properties of the shared exponent (hypothesis inputs, NaN / Inf / saturation edges)."""
 
