@@ -9,7 +9,7 @@ trace in the formula.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from tcspec.spec.bitvec import BV, Bool, Ops
@@ -253,3 +253,31 @@ def evaluate(roots: list[Node], inputs: dict[str, int]) -> list[Any]:
             values[node.id] = _FOLDERS[node.op](
                 [values[a.id] for a in node.args], node.params, [a.width for a in node.args])
     return [values[root.id] for root in roots]
+
+
+def cut_nodes(roots: Sequence[Node], chosen: Callable[[Node], str | Node | None],
+              ops: TraceOps | None = None) -> tuple[list[Node], dict[str, Node]]:
+    """``roots`` with every node ``chosen`` names replaced by a free variable of that name.
+
+    The variable stands at every occurrence of the node it replaces, in a
+    rebuilt DAG (in ``ops``, a fresh table by default); two nodes given one
+    name become one variable. ``chosen`` may instead give a node of ``ops``
+    (an expression over such variables) to stand in. Returns the new roots
+    and each variable's name with the (first) node it replaced.
+    """
+    ops = ops if ops is not None else TraceOps()
+    new: dict[int, Node] = {}
+    cuts: dict[str, Node] = {}
+    for node in walk(roots):
+        name = chosen(node)
+        if isinstance(name, Node):
+            new[node.id] = name
+        elif name is not None:
+            cuts.setdefault(name, node)
+            new[node.id] = ops._make("var", (), (name,), node.width)
+        elif node.op == "var" or node.is_const:
+            new[node.id] = ops._make(node.op, (), node.params, node.width)
+        else:
+            new[node.id] = ops._node(node.op, tuple(new[a.id] for a in node.args),
+                                     node.width, node.params)
+    return [new[r.id] for r in roots], cuts
