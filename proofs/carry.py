@@ -15,8 +15,9 @@ quantum ``q`` the product path can choose (``q >= top raw - 39``):
   see :func:`reachable_excess`).
 
 Every group of every K is this one function of its words, scales and
-``q``. The bounds are proved by ``lemmas`` (:data:`COMPOSITION`; the two
-monolithic queries of :func:`bound_queries` did not finish in 120 s): the
+``q``. The bounds are argued by ``lemmas`` (:data:`COMPOSITION`, prose, so
+the row is never ``proved``; the two monolithic queries of
+:func:`bound_queries` did not finish in 120 s): the
 spec's per-product alignment and its group sum and alignment are each shown
 to be the truncation toward zero of the products' exact values (integers in
 units of ``2^e``, stated with left shifts only), and a carry-step lemma over
@@ -34,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tcspec.proofs.constants import product_group
 from tcspec.proofs.core import (
     LEMMAS,
     Property,
@@ -65,8 +67,9 @@ GROUP_PATHS = ("dense-nvfp4", "dense-mxf4")
 
 
 def group_size(desc: Descriptor) -> int:
-    """G: the product path's exact-sum group (NVFP4 4, MXF4 family 16)."""
-    return rules_for(desc.kind, desc.scaling or "").product_group
+    """G: the product path's exact-sum group (NVFP4 4, MXF4 family 16; SEMANTICS.md section 4,
+    :mod:`proofs.constants`)."""
+    return product_group(desc)
 
 
 def _window_bound(desc: Descriptor) -> int:

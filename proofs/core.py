@@ -17,7 +17,7 @@ A solver that does not decide is ``unknown`` with its time, never a verdict.
 
 from __future__ import annotations
 
-import time
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -37,7 +37,20 @@ from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.scalar import SCALAR
 
 PROVED, REFUTED, WITNESS, UNKNOWN = "proved", "refuted", "witness", "unknown"
-MONOLITHIC, LEMMAS = "monolithic", "lemmas"
+MONOLITHIC, LEMMAS, CHAIN, NORMAL_FORM = "monolithic", "lemmas", "chain", "normal-form"
+"""``monolithic``: one query per instance over the whole DAG; ``chain``: queries over
+``build_dot``'s own DAG whose conjunction entails the property, each composition step a
+solver query or a substitution (cut-point) justified by an earlier query; ``lemmas``: a
+composition in prose, which is never ``proved``; ``normal-form``: both sides of an equality
+traced in one DAG rewritten to one normal form, each rewrite law a proved query
+(DESIGN.md, "The proof method")."""
+
+PROSE = ("not proved: the lemmas hold but their composition into the property is prose, "
+         "not a solver query (issue 16)")
+
+
+class InternalError(Exception):
+    """A check that could not be carried out as written: a bug, never a row's verdict."""
 
 AUTO = "auto"
 SECOND_OPINIONS = ("cvc5", "z3")
@@ -72,6 +85,8 @@ class Query:
     kind: str
     variables: tuple[tuple[str, int], ...]
     body: QueryBody
+    cut_products: bool = False
+    """Decide a ``forall`` query with its multipliers cut (:mod:`proofs.cutpoints`)."""
 
     def trace(self) -> tuple[TraceOps, list[BV], Bool]:
         ops = TraceOps()
@@ -103,8 +118,16 @@ class Outcome:
 def decide(query: Query, solver: str, timeout: float) -> Outcome:
     """Solve ``query`` once and replay any model on the scalar lowering."""
     _, values, condition = query.trace()
-    answer: SolveResult = check_sat([condition.node], [v.node for v in values],
-                                    solver=solver, timeout=timeout)
+    if query.cut_products and query.kind == "forall":
+        from tcspec.proofs.cutpoints import abstract_products
+
+        abstraction = abstract_products(condition.node)
+        answer: SolveResult = check_sat(abstraction.assertions, solver=solver, timeout=timeout)
+        answer = dataclasses.replace(answer, model={
+            k: v for k, v in answer.model.items() if k not in abstraction.products})
+    else:
+        answer = check_sat([condition.node], [v.node for v in values],
+                           solver=solver, timeout=timeout)
     if answer.status == "unsat":
         result = PROVED if query.kind == "forall" else REFUTED
         return Outcome(query.name, result, solver, answer.seconds)
@@ -112,8 +135,10 @@ def decide(query: Query, solver: str, timeout: float) -> Outcome:
         return Outcome(query.name, UNKNOWN, solver, answer.seconds, answer.reason)
     holds, words = query.replay(answer.model)
     if not holds:
-        return Outcome(query.name, UNKNOWN, solver, answer.seconds,
-                       "the solver's model did not replay on the scalar lowering", words)
+        why = ("the model of the query with its products cut is not a counterexample of the "
+               "real products" if query.cut_products else
+               "the solver's model did not replay on the scalar lowering")
+        return Outcome(query.name, UNKNOWN, solver, answer.seconds, why, words)
     result = REFUTED if query.kind == "forall" else WITNESS
     return Outcome(query.name, result, solver, answer.seconds, words=words)
 
@@ -193,9 +218,14 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
     words: dict[str, int] = {}
     for o in outcomes:
         words.update(o.words)
-    if all(r in (PROVED, WITNESS) for r in results):
-        result = WITNESS if WITNESS in results else PROVED
-    elif REFUTED in results and method == MONOLITHIC:
+    if all(r in (PROVED, WITNESS) for r in results) and method == LEMMAS:
+        result = UNKNOWN
+        detail = "; ".join(filter(None, [PROSE, detail]))
+    elif all(r in (PROVED, WITNESS) for r in results):
+        exists_only = method != CHAIN or PROVED not in results
+        result = WITNESS if WITNESS in results and exists_only else PROVED
+    elif REFUTED in results and method in (MONOLITHIC, CHAIN) and any(
+            o.result == REFUTED and o.words for o in outcomes):
         result = REFUTED
     else:
         result = UNKNOWN
@@ -213,7 +243,7 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
                                                if s["result"] != PROVED)),
                   "seconds": round(sum(s["seconds"] for s in seconds_list), 2)}
     lemmas = []
-    if method == LEMMAS or len(outcomes) > 1:
+    if method in (LEMMAS, CHAIN, NORMAL_FORM) or len(outcomes) > 1:
         lemmas = [{"name": o.query, "result": o.result, "solver": o.solver,
                    "seconds": round(o.seconds, 2), "second": o.second, "reason": o.reason}
                   for o in outcomes]
@@ -227,8 +257,9 @@ def check_queries(prop: str, desc: Descriptor, k: int, queries: Sequence[Query],
     outcomes = []
     order = list(SECOND_OPINIONS)
     for query in queries:
-        outcome = cross_check(decide(query, settings.solver, settings.timeout), query, settings,
-                              order)
+        outcome = decide(query, settings.solver, settings.timeout)
+        if method != LEMMAS:
+            outcome = cross_check(outcome, query, settings, order)
         outcomes.append(outcome)
         if outcome.result not in (PROVED, WITNESS):
             break
@@ -293,11 +324,12 @@ class Property:
         return self.default_k(desc) if self.default_k else desc.k
 
 
-def timed(fn: Callable[[], Row]) -> Row:
-    """Run a row check; a check that raises becomes an ``unknown`` row naming the error."""
-    started = time.monotonic()
+def timed(fn: Callable[[], Row], label: str = "") -> Row:
+    """Run a row check; a check that raises is an :class:`InternalError`, never a row."""
     try:
         return fn()
-    except Exception as exc:  # a failed check is reported, never taken as proved
-        return Row("?", "?", 0, UNKNOWN, "", time.monotonic() - started, MONOLITHIC, 0,
-                   f"check failed: {type(exc).__name__}: {exc}")
+    except InternalError:
+        raise
+    except Exception as exc:
+        raise InternalError(f"{label or 'a row'}: the check failed: "
+                            f"{type(exc).__name__}: {exc}") from exc

@@ -15,7 +15,11 @@ Method ``lemmas`` (one query over the whole datapath and the wide sum did
 not finish in 120 s even at K=2): per-stage lemmas on free values (the
 window maximum, raw ranges, alignment as a floor, conversion as a floor to
 ulp(D)), composed as :data:`COMPOSITION` states over the stage rebuild of
-:mod:`proofs.stages`. The witness (property ``error-bound-witness``) is
+:mod:`proofs.stages`. That composition is prose, so the row is never
+``proved`` (``unknown``, lemmas listed): issue 16 asks for it as a chain of
+queries; one query with the multipliers cut (:mod:`proofs.cutpoints`) and the
+reference of :mod:`proofs.reference` did not finish in 120 s even at K=2.
+The witness (property ``error-bound-witness``) is
 one query over the datapath and the wide sum: an input whose error is at
 least ``(n - 1) * 2^q`` with ``ulp(D) <= 4 * 2^q``, within one quantum and
 ulp(D) of the bound.

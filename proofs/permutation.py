@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from tcspec.proofs.constants import product_group, scale_block
 from tcspec.proofs.core import (
-    LEMMAS,
     MONOLITHIC,
+    NORMAL_FORM,
     Property,
     Query,
     Row,
@@ -73,9 +74,9 @@ def group_rotation(start: int, size: int, k: int) -> list[int]:
 
 def group_size(desc: Descriptor) -> int:
     """Lanes a block path may reorder freely: its exact-sum group, or (products truncated one
-    by one) its scale block."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-    return rules.product_group if rules.product_group > 1 else desc.scale_block or 1
+    by one) its scale block (SEMANTICS.md section 4, :mod:`proofs.constants`)."""
+    group = product_group(desc)
+    return group if group > 1 else scale_block(desc)
 
 
 def reorders(desc: Descriptor, k: int) -> dict[str, Reorder]:
@@ -122,7 +123,8 @@ def invariance_row(prop: str, desc: Descriptor, k: int, generators: dict[str, Re
     detail = (f"generators {shown}: both sides traced in one DAG have the "
               f"same normal form modulo associativity/commutativity of the reductions "
               f"(exact sums, window maximum, special-value flags); each law used is a lemma")
-    return check_queries(prop, desc, k, rule_queries(forms.rules), settings, LEMMAS, detail)
+    return check_queries(prop, desc, k, rule_queries(forms.rules), settings, NORMAL_FORM,
+                         detail)
 
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:

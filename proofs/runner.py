@@ -51,11 +51,13 @@ class RowSpec:
 
 
 def select_rows(property_name: str | None = None, datapath: str | None = None,
-                k: int | None = None, fast: bool = False) -> list[RowSpec]:
+                k: int | None = None, fast: bool = False, every: bool = False
+                ) -> list[RowSpec]:
     """The rows a ``tcspec prove`` call asks for; ``ValueError`` names bad input.
 
     No datapath: each property's required datapaths (or its fast rows).
-    A datapath: every selected property that applies to it.
+    A datapath: the selected properties the matrix requires for it (``every``:
+    all that apply to it).
     """
     props = properties()
     if property_name is not None:
@@ -71,6 +73,12 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
         if not usable:
             raise ValueError(f"property {property_name} does not apply to {desc.name}"
                              if property_name else f"no property applies to {desc.name}")
+        if not every and property_name is None:
+            required = [p for p in usable if desc.name in p.required]
+            if not required:
+                raise ValueError(f"the matrix requires no property of {desc.name}; "
+                                 f"--all-properties runs the {len(usable)} that apply")
+            usable = required
         for prop in usable:
             row_k = prop.k_for(desc) if k is None else k
             prop.check_k(desc, row_k)
@@ -92,7 +100,8 @@ def run_rows(rows: Sequence[RowSpec], settings: Settings,
     results: dict[int, Row] = {}
 
     def one(spec: RowSpec) -> Row:
-        row = timed(lambda: spec.prop.check(spec.desc, spec.k, settings))
+        row = timed(lambda: spec.prop.check(spec.desc, spec.k, settings),
+                    f"{spec.prop.name} {spec.desc.name} K={spec.k}")
         row.property, row.datapath, row.k, row.hardware_k = (spec.prop.name, spec.desc.name,
                                                              spec.k, spec.desc.k)
         return row

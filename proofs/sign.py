@@ -8,9 +8,12 @@ makes this hold: a rounding mode that is not symmetric would break it. The
 property compares the specification with itself on changed inputs, so it
 needs no second formulation.
 
-The window datapaths (section 2) and the MXF8F6F4 block paths (section 4,
-products truncated one by one) are proved by ``lemmas`` over the stage
-rebuild of :mod:`proofs.stages` (:data:`COMPOSITION`): flipping a sign
+Each row is two queries (flip A and C; flip B and C) over two runs of
+``build_dot``'s own DAG with its multipliers cut (:mod:`proofs.cutpoints`),
+method ``chain``; a row whose queries do not finish in half the row's time
+limit each is ``unknown``. The stage lemmas of the earlier argument stay in
+:func:`lemma_row` (never ``proved``: their composition, below, is prose):
+for the window datapaths and the MXF8F6F4 block paths, flipping a sign
 negates each aligned term and leaves every raw exponent (so the quantum)
 alone; the exact sum of negated units is the negated sum (per-step lemmas
 on ``sext`` and ``add``, units never the minimum by the alignment lemmas of
@@ -24,9 +27,14 @@ merge, subnormal floor) is asked monolithically.
 
 from __future__ import annotations
 
+import dataclasses
+
 from tcspec.proofs.carry import group_sum, group_terms
+from tcspec.proofs.constants import CANONICAL_NAN
 from tcspec.proofs.core import (
+    CHAIN,
     LEMMAS,
+    InternalError,
     Property,
     Query,
     Row,
@@ -37,6 +45,7 @@ from tcspec.proofs.core import (
     layout_variables,
     run_dot,
 )
+from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.error_bound import (
     ranges_of,
     raw_range_query,
@@ -54,6 +63,7 @@ from tcspec.proofs.stages import (
     run_stages,
     traced_inputs,
 )
+from tcspec.smt.trace import TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import align_group, rules_for
@@ -62,7 +72,7 @@ from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.exact import raw_ceiling
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
-from tcspec.spec.specials import Specials, apply_specials, canonical_nan, classify_specials
+from tcspec.spec.specials import Specials, apply_specials, classify_specials
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3", "dense-e5m2", "dense-e2m3",
@@ -85,7 +95,7 @@ def negated(ops: Ops, d: BV, d_format: FloatFormat) -> BV:
     top = d.width - 1
     magnitude = ops.extract(d, top - 1, 0)
     is_zero = ops.eq(magnitude, 0)
-    is_nan = ops.eq(d, canonical_nan(d_format))
+    is_nan = ops.eq(d, CANONICAL_NAN[d_format.name])
     flipped = _flip(ops, d, top)
     return ops.ite(ops.or_(is_zero, is_nan), d, flipped)
 
@@ -112,7 +122,7 @@ def sign_query(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> Q
         d, d_flipped = ops.extract(d, width - 1, 0), ops.extract(d_flipped, width - 1, 0)
         return ops.ne(d_flipped, negated(ops, d, d_format)), {"d": d, "d_flipped": d_flipped}
 
-    return Query(f"flip-{operand}-and-c", "forall", variables, body)
+    return Query(f"flip-{operand}-and-c", "forall", variables, body, cut_products=True)
 
 
 # ------------------------------------------------------------------ lemmas
@@ -481,7 +491,83 @@ def staged(desc: Descriptor) -> bool:
                                        rules.scale_window) == (1, 1, None)
 
 
+def unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
+    """Sign symmetry of a window path as two queries cut at ``build_dot``'s aligned units.
+
+    ``units-negate``: in the two runs (signs flipped or not) the quanta that
+    ``build_dot`` reports in its ``align`` stage are equal and each unit of
+    the flipped run is the negated unit, never the most negative value.
+    ``word-negates``: the violation with the units of the first run free
+    (``v_i``, not the most negative value), those of the flipped run
+    replaced by ``-v_i`` and both quanta by one free ``q``, which is sound
+    by ``units-negate``. Products are cut in both (:mod:`proofs.cutpoints`).
+    """
+    d_format = FORMATS[desc.d_type]
+    assert isinstance(d_format, FloatFormat)
+    variables = layout_variables(desc, k)
+    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
+        desc.d_type)
+    width = output_width(desc)
+
+    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, list[BV], list[BV], BV, BV]:
+        inputs = dot_inputs(desc, k, values)
+        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
+        flipped = dataclasses.replace(inputs, c=_flip(ops, inputs.c, c_bit),
+                                      **{operand: lanes})
+        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
+        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
+        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
+                list(first["align"]["units"]), list(second["align"]["units"]),
+                first["align"]["quantum"], second["align"]["quantum"])
+
+    def units_negate(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        _, _, units, flipped, q, q2 = runs(ops, values)
+        bad = [ops.ne(q, q2)]
+        for u, v in zip(units, flipped):
+            bad += [ops.ne(v, ops.neg(u)), ops.eq(u, 1 << (u.width - 1))]
+        return ops.any_(bad), {}
+
+    def word_negates(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        d, d2, units, flipped, q, q2 = runs(ops, values)
+        violation = ops.ne(d2, negated(ops, d, d_format))
+        if not isinstance(ops, TraceOps):
+            return violation, {"d": d, "d_flipped": d2}
+        free = [ops.variable(f"unit!{i}", u.width) for i, u in enumerate(units)]
+        quantum = ops.variable("unit!q", q.width)
+        stand_in = {q.node.id: quantum.node, q2.node.id: quantum.node}
+        for u, v, x in zip(units, flipped, free):
+            if u.node.id in stand_in or v.node.id in stand_in:
+                raise InternalError(f"{desc.name}: two units share a node")
+            stand_in[u.node.id], stand_in[v.node.id] = x.node, ops.neg(x).node
+        (cut,), _ = cut_nodes([violation.node], lambda n: stand_in.get(n.id), ops=ops)
+        premises = [ops.ne(x, 1 << (x.width - 1)) for x in free]
+        return ops.and_(ops.wrap_bool(cut), *premises), {}
+
+    return [Query(f"units-negate ({operand})", "forall", variables, units_negate,
+                  cut_products=True),
+            Query(f"word-negates ({operand}, units cut)", "forall", variables, word_negates,
+                  cut_products=True)]
+
+
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
+    """Two queries (flip A and C, flip B and C) on two runs of ``build_dot``'s own DAG, its
+    multipliers cut (:mod:`proofs.cutpoints`), half the row's time limit each."""
+    if desc.family == "window":
+        queries = [*unit_chain(desc, k, "a"), *unit_chain(desc, k, "b")]
+        detail = ("two runs of build_dot (signs flipped), cut at the units its align stage "
+                  "reports (units-negate proves u' = -u, q' = q, u never the minimum; "
+                  "word-negates proves D' = -D with them free) and at the multipliers")
+    else:
+        queries = [sign_query(desc, k, "a"), sign_query(desc, k, "b")]
+        detail = ("two runs of build_dot (signs flipped), products cut at the multipliers "
+                  "(equal operands give equal products, a zero operand a zero product)")
+    share = dataclasses.replace(settings, timeout=settings.timeout / 2)
+    return check_queries("sign-symmetry", desc, k, queries, share, CHAIN, detail)
+
+
+def lemma_row(desc: Descriptor, k: int, settings: Settings) -> Row:
+    """The stage lemmas of the earlier argument (:data:`COMPOSITION`): a row that is never
+    ``proved``, kept for the lemmas' own tests."""
     if grouped(desc):
         if not rebuilds_datapath(desc, k):
             raise ValueError(f"the grouped rebuild of {desc.name} is not build_dot's node")
@@ -491,9 +577,6 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
                                            pw=rules.product_window, low=low, high=high)
         return check_queries("sign-symmetry", desc, k, grouped_lemmas(desc, k), settings,
                              LEMMAS, f"{composition} Static: {grouped_facts(desc, k)}.")
-    if not staged(desc):
-        queries = [sign_query(desc, k, "a"), sign_query(desc, k, "b")]
-        return check_queries("sign-symmetry", desc, k, queries, settings)
     if not rebuilds_datapath(desc, k):
         raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
     _, facts = static_facts(desc, k)

@@ -52,9 +52,11 @@ specials`` (:func:`block_tail` on free units equal in value, registers of
 different widths). A test rebuilds every recorded stage value and the
 word from exactly these functions.
 
-Non-interference is a selection lemma (the spec's compacted lanes of the two
-inputs are equal words) plus congruence: a sparse datapath is its dense
-sibling applied to the compacted lanes, C and scales (also checked by a test).
+The masking rows are therefore ``lemmas`` rows: never ``proved`` (the
+congruence steps above are prose). Non-interference is a ``chain`` on
+``build_dot``'s own DAG (:func:`interference_chain`): a selection query on
+the compacted lanes its ``sparse`` stage reports, then the same-word query
+with those lanes cut (one free variable per lane, shared by both runs).
 """
 
 from __future__ import annotations
@@ -64,7 +66,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tcspec.proofs.core import (
+    CHAIN,
     LEMMAS,
+    InternalError,
     Property,
     Query,
     Row,
@@ -76,7 +80,10 @@ from tcspec.proofs.core import (
     legal,
     run_dot,
 )
+from tcspec.proofs.cutpoints import Record, recorded
 from tcspec.proofs.stages import WindowRun, formats_of, window_stages
+from tcspec.smt.solve import free_variables
+from tcspec.smt.trace import TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum, masked_max
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import (
@@ -292,24 +299,6 @@ def convert_lemma(desc: Descriptor, k: int) -> Query:
 
 
 # ------------------------------------------ the block-scaled datapath, stage by stage
-
-
-Record = dict[str, dict[str, Any]]
-
-
-def recorded(ops: Ops, build: Callable[[], BV]) -> tuple[BV, Record]:
-    """Run ``build`` and keep the stage values it reports through ``ops.observe``
-    (the spec's own nodes at its stage boundaries, SEMANTICS.md section 4)."""
-    stages: Record = {}
-
-    def observe(stage: str, **values: Any) -> None:
-        stages.setdefault(stage, values)
-
-    ops.observe = observe  # type: ignore[method-assign]
-    try:
-        return build(), stages
-    finally:
-        del ops.observe
 
 
 def block_sides(ops: Ops, desc: Descriptor, k: int, values: Variables
@@ -690,10 +679,68 @@ def interference_query(desc: Descriptor, k: int) -> Query:
                  layout_variables(desc, k) + _other_lanes(desc, k), body)
 
 
+def interference_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
+    """Non-interference as two queries on ``build_dot``'s own DAG, cut at its compacted lanes.
+
+    ``selection``: under the hypothesis (legal metadata, the inputs agree on
+    the active positions of the nibble mask), the compacted A and B lanes
+    that ``build_dot`` reports in its ``sparse`` stage are equal words in
+    both runs. ``same-word``: the violation with each compacted lane of both
+    runs replaced, at every occurrence, by one free variable per lane (sound
+    by ``selection``: the real lanes are an instance), which also shows D
+    depends on the A and B words only through those lanes.
+    """
+    variables = layout_variables(desc, k) + _other_lanes(desc, k)
+    width = output_width(desc)
+
+    def runs(ops: Ops, values: Variables) -> tuple[Bool, list[BV], list[BV], BV, BV]:
+        inputs, other, hypothesis = _agreeing_inputs(ops, desc, k, values)
+        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
+        d_other, second = recorded(ops, lambda: run_dot(ops, desc, other))
+        lanes = [[*r["sparse"]["a"], *r["sparse"]["b"]] for r in (first, second)]
+        return (hypothesis, lanes[0], lanes[1], ops.extract(d, width - 1, 0),
+                ops.extract(d_other, width - 1, 0))
+
+    def selection(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        hypothesis, lanes, other_lanes, _, _ = runs(ops, values)
+        differ = ops.any_(ops.ne(x, y) for x, y in zip(lanes, other_lanes))
+        return ops.and_(hypothesis, differ), {}
+
+    def same_word(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        hypothesis, lanes, other_lanes, d, d_other = runs(ops, values)
+        violation = ops.and_(hypothesis, ops.ne(d, d_other))
+        if not isinstance(ops, TraceOps):
+            return violation, {"d": d, "d_other": d_other}
+        names = {}
+        for i, (x, y) in enumerate(zip(lanes, other_lanes)):
+            for lane in (x, y):
+                if names.setdefault(lane.node.id, f"lane!{i}") != f"lane!{i}":
+                    raise InternalError(f"{desc.name}: compacted lanes share a node")
+        (cut,), _ = cut_nodes([violation.node], lambda n: names.get(n.id), ops=ops)
+        (cut_d,), _ = cut_nodes([ops.ne(d, d_other).node], lambda n: names.get(n.id), ops=ops)
+        lane_words = {n for n, _ in variables if n[0] in "ab" or n.startswith("other_")}
+        reached = {n.params[0] for n in free_variables([cut_d])}
+        if reached & lane_words:
+            raise InternalError(f"{desc.name}: D reads A/B words other than through the "
+                                f"compacted lanes: {sorted(reached & lane_words)[:4]}")
+        return ops.wrap_bool(cut), {}
+
+    def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        hypothesis, *_ = runs(ops, values)
+        return hypothesis, {}
+
+    queries = [Query("hypothesis satisfiable", "exists", variables, possible),
+               Query("selection", "forall", variables, selection),
+               Query("same-word (lanes cut)", "forall", variables, same_word)]
+    return queries, ("two runs of build_dot, cut at the compacted lanes its sparse stage "
+                     "reports: selection proves them equal under the hypothesis, same-word "
+                     "proves D equal with them free (and that D reads A and B only through "
+                     "them)")
+
+
 def check_interference(desc: Descriptor, k: int, settings: Settings) -> Row:
-    return check_queries("sparse-non-interference", desc, k, [selection_lemma(desc, k)],
-                         settings, LEMMAS, "selection lemma + congruence (sparse = dense "
-                         "sibling of the compacted lanes)")
+    queries, detail = interference_chain(desc, k)
+    return check_queries("sparse-non-interference", desc, k, queries, settings, CHAIN, detail)
 
 
 def is_sparse(desc: Descriptor) -> bool:

@@ -197,10 +197,10 @@ def compact_sparse(ops: Ops, desc: Descriptor, inputs: DotInputs
     size, rule = desc.sparse_chunk  # type: ignore[misc]
     selectors = chunk_selectors(ops, inputs.metadata, len(inputs.a) // size)
     dense = dataclasses.replace(desc, sparse=False)
-    ops.observe("sparse", rule=rule, selectors=selectors)
-    return dense, DotInputs(select_active(ops, rule, inputs.a, selectors),
-                            select_active(ops, rule, inputs.b, selectors), inputs.c,
-                            inputs.scale_a, inputs.scale_b)
+    a = select_active(ops, rule, inputs.a, selectors)
+    b = select_active(ops, rule, inputs.b, selectors)
+    ops.observe("sparse", rule=rule, selectors=selectors, a=a, b=b)
+    return dense, DotInputs(a, b, inputs.c, inputs.scale_a, inputs.scale_b)
 
 
 def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs, *, any_k: bool = False) -> BV:

@@ -88,9 +88,12 @@ def test_exists_queries_give_a_replayed_witness_or_none():
 def test_rows_combine_verdicts_and_second_opinions():
     commutes = _query("forall", lambda ops, x, y: ops.ne(ops.add(x, y), ops.add(y, x)))
     row = check_queries("demo", TF32, 8, [commutes, commutes],
-                        Settings(second_solver=AUTO, second_timeout=30), method="lemmas")
+                        Settings(second_solver=AUTO, second_timeout=30), method="chain")
     assert row.result == PROVED and len(row.lemmas) == 2
     assert row.second and row.second["result"] == PROVED
+    prose = check_queries("demo", TF32, 8, [commutes], Settings(second_solver=None),
+                          method="lemmas")
+    assert prose.result == UNKNOWN and "prose" in prose.detail
     false_lemma = _query("forall", lambda ops, x, y: ops.ult(ops.add(x, y), x))
     row = check_queries("demo", TF32, 8, [commutes, false_lemma], Settings(second_solver=None),
                         method="lemmas")
@@ -154,3 +157,22 @@ def test_prove_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert main(["prove", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tcspec: error: ") and err.count("\n") == 1
+
+
+def test_a_datapath_selects_its_required_rows_unless_every_property_is_asked():
+    required = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32")}
+    every = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32", every=True)}
+    assert "sign-symmetry" not in required and "sign-symmetry" in every
+    assert {"sparse-masking", "sparse-non-interference"} <= required
+    with pytest.raises(ValueError, match="--all-properties"):
+        runner.select_rows(datapath="dense-mxf4nvf4-4x-ue4m3")
+
+
+def test_a_failing_check_is_an_internal_error_never_a_row():
+    from tcspec.proofs.core import InternalError, timed
+
+    def broken():
+        raise ZeroDivisionError("boom")
+
+    with pytest.raises(InternalError, match="demo: the check failed: ZeroDivisionError"):
+        timed(broken, "demo")

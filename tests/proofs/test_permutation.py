@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tcspec.proofs.core import LEMMAS, MONOLITHIC, PROVED, REFUTED, WITNESS, Settings, dot_inputs
+from tcspec.proofs.core import (
+    MONOLITHIC,
+    NORMAL_FORM,
+    PROVED,
+    REFUTED,
+    WITNESS,
+    Settings,
+    dot_inputs,
+)
 from tcspec.proofs.normal_form import NormalForms, rule_query
 from tcspec.proofs.permutation import (
     PROPERTIES,
@@ -45,10 +53,10 @@ def test_rule_lemma_is_a_real_query() -> None:
     assert [name for name, _ in query.variables] == ["x", "y", "z"]
 
 
-def test_fast_rows_are_proved_by_lemmas() -> None:
+def test_fast_rows_are_proved_by_normal_forms() -> None:
     for name, k in next(p for p in PROPERTIES if p.name == "permutation").fast:
         row = check(_desc(name), k, FAST)
-        assert row.result == PROVED and row.method == LEMMAS, row.detail
+        assert row.result == PROVED and row.method == NORMAL_FORM, row.detail
         assert row.lemmas and all(lem["result"] == PROVED for lem in row.lemmas)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, Settings, decide
+from tcspec.proofs.core import CHAIN, LEMMAS, PROVED, REFUTED, UNKNOWN, Settings, decide
 from tcspec.proofs.sign import (
     REQUIRED,
     apply_specials_query,
@@ -13,6 +13,7 @@ from tcspec.proofs.sign import (
     group_units_query,
     grouped,
     grouped_lemmas,
+    lemma_row,
     negated,
     sign_query,
     specials_query,
@@ -39,9 +40,10 @@ def test_negated_keeps_zero_and_nan() -> None:
 
 
 @pytest.mark.parametrize(("name", "k"), [("dense-e2m1", 4), ("dense-mx-e4m3", 32)])
-def test_fast_rows_are_proved_by_lemmas(name: str, k: int) -> None:
-    row = check(_desc(name), k, FAST)
-    assert row.result == PROVED and row.method == LEMMAS, row.detail
+def test_lemma_rows_are_never_proved(name: str, k: int) -> None:
+    row = lemma_row(_desc(name), k, FAST)
+    assert row.result == UNKNOWN and row.method == LEMMAS and "prose" in row.detail
+    assert all(lem["result"] == PROVED for lem in row.lemmas), row.detail
     names = [lem["name"] for lem in row.lemmas]
     assert {"flip-product-a", "flip-product-b", "flip-c", "encode-odd-f32",
             "apply-specials-odd", "align-product"} <= set(names)
@@ -102,7 +104,21 @@ def test_encode_is_not_odd_at_the_minimum_so_the_lemma_excludes_it() -> None:
 
 @pytest.mark.full
 @pytest.mark.parametrize("name", REQUIRED)
-def test_staged_rows_are_proved(name: str) -> None:
+def test_required_rows(name: str) -> None:
     desc = _desc(name)
     row = check(desc, desc.k, Settings())
-    assert row.result == PROVED and row.method == LEMMAS, row.detail
+    assert row.result in (PROVED, UNKNOWN) and row.method == CHAIN, row.detail
+
+
+def test_the_unit_chain_proves_tf32_and_the_lane_0_breaker_stops_it(monkeypatch) -> None:
+    from tcspec.spec import accumulate
+
+    desc = _desc("dense-tf32")
+    row = check(desc, 2, FAST)
+    assert row.result == PROVED and row.method == CHAIN, row.detail
+    assert [lem["name"] for lem in row.lemmas][:2] == ["units-negate (a)",
+                                                       "word-negates (a, units cut)"]
+    original = accumulate.max_raw
+    monkeypatch.setattr(accumulate, "max_raw", lambda ops, terms: original(ops, terms[1:]))
+    broken = check(desc, 2, FAST)
+    assert broken.result != PROVED, broken.detail

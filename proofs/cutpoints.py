@@ -1,0 +1,82 @@
+"""Cut-points at the multipliers of a traced query (DESIGN.md, "The proof method").
+
+Every product of two non-constant bit-vectors in the query's DAG (the
+significand products of ``build_dot``'s own graph and of the reference side)
+is replaced, at each of its occurrences, by a free variable. The variables
+are constrained only by two facts of multiplication, each proved by its own
+solver query (:func:`law_queries`): the product of equal operands is equal
+(functional consistency), and a zero operand gives a zero product. A
+``forall`` violation that is unsat under these constraints is unsat with the
+real products, since the real products satisfy them: the abstraction only
+adds behaviours. A sat answer may be spurious; callers replay it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tcspec.smt.smtlib import opaque_product
+from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
+from tcspec.spec.bitvec import BV, Ops
+
+Record = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Abstraction:
+    """The abstracted assertions and the product nodes their variables stand for."""
+
+    assertions: list[Node]
+    products: dict[str, Node]
+    widths: tuple[tuple[int, int], ...]
+
+
+def abstract_products(condition: Node) -> Abstraction:
+    """``condition`` with its products cut, plus the congruence and zero constraints."""
+    products = [n for n in walk([condition]) if opaque_product(n)]
+    ops = TraceOps()
+    roots, cuts = cut_nodes([condition, *(a for p in products for a in p.args)],
+                            lambda n: f"cut!{n.id}" if opaque_product(n) else None, ops=ops)
+    args = {p.id: (roots[1 + 2 * i], roots[2 + 2 * i]) for i, p in enumerate(products)}
+    var = {p.id: ops._make("var", (), (f"cut!{p.id}",), p.width) for p in products}
+
+    def node(op: str, *xs: Node) -> Node:
+        return ops._node(op, tuple(xs), None)
+
+    def zero(x: Node) -> Node:
+        return ops._node("eq", (x, ops._make("const", (), (0,), x.width)), None)
+
+    assertions = [roots[0]]
+    for p in products:
+        x, y = args[p.id]
+        assertions.append(node("bor", node("bnot", node("bor", zero(x), zero(y))), zero(var[p.id])))
+    for p, r in itertools.combinations(products, 2):
+        if p.width != r.width:
+            continue
+        (x1, y1), (x2, y2) = args[p.id], args[r.id]
+        same = node("band", node("eq", x1, x2), node("eq", y1, y2))
+        assertions.append(node("bor", node("bnot", same), node("eq", var[p.id], var[r.id])))
+    widths = tuple(sorted({(p.width, p.width) for p in products}))
+    return Abstraction(assertions, cuts, widths)
+
+
+def product_widths(conditions: Sequence[Node]) -> list[int]:
+    return sorted({n.width for n in walk(conditions) if opaque_product(n)})
+
+
+def recorded(ops: Ops, build: Callable[[], BV]) -> tuple[BV, Record]:
+    """Run ``build`` and keep the stage values it reports through ``ops.observe``
+    (the spec's own nodes at its stage boundaries, SEMANTICS.md section 4)."""
+    stages: Record = {}
+
+    def observe(stage: str, **values: Any) -> None:
+        stages.setdefault(stage, values)
+
+    ops.observe = observe  # type: ignore[method-assign]
+    try:
+        return build(), stages
+    finally:
+        del ops.observe

@@ -1,0 +1,199 @@
+"""The reference side of the proofs, written from SEMANTICS.md alone (sections 1 and 2).
+
+Nothing here calls ``spec.*`` arithmetic: the words are decoded from the
+format table of section 1 (:data:`LAYOUTS`), significands are multiplied
+here, and the window quantum is computed here from section 2.4's rule (the
+25-bit window, the -133 clamp for tf32 and bf16). A breaker of a spec stage
+therefore moves the datapath's side of a property and never this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tcspec.spec.bitvec import BV, Bool, Ops
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A float container (section 1): field widths, bias, the bits cleared first, specials."""
+
+    exp_bits: int
+    frac_bits: int
+    bias: int
+    cleared: int = 0
+    specials: str = "ieee"
+
+    @property
+    def bits(self) -> int:
+        return 1 + self.exp_bits + self.frac_bits + self.cleared
+
+    @property
+    def sign_bit(self) -> int:
+        return self.bits - 1
+
+
+LAYOUTS = {
+    "tf32": Layout(8, 10, 127, cleared=13),
+    "bf16": Layout(8, 7, 127, cleared=16),
+    "f16": Layout(5, 10, 15),
+    "e4m3": Layout(4, 3, 7, specials="e4m3"),
+    "e5m2": Layout(5, 2, 15),
+    "e2m3": Layout(2, 3, 1, specials="none"),
+    "e3m2": Layout(3, 2, 3, specials="none"),
+    "e2m1": Layout(2, 1, 1, specials="none"),
+    "f32": Layout(8, 23, 127),
+}
+"""Section 1's table: sign/exp/frac, bias, the low fraction bits tf32 and bf16 clear."""
+
+WINDOW_FRACTION_BITS = 25
+"""Section 2.4: the quantum is 25 below the window exponent R."""
+
+WINDOW_CLAMP = -133
+"""Section 2.4: R is clamped below at -133 when an operand is tf32 or bf16."""
+
+CLAMPED = ("tf32", "bf16")
+
+EXP = 16
+"""Signed width of every exponent computed here (|exponent| < 2^15 by far)."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """A decoded word: ``(-1)^negative * mag * 2^(raw - frac_bits)`` unless ``nan``/``inf``."""
+
+    negative: Bool
+    mag: BV
+    raw: BV
+    frac_bits: int
+    nan: Bool
+    inf: Bool
+
+    @property
+    def nonzero(self) -> Bool:
+        return self.mag.ops.ne(self.mag, 0)
+
+
+def decode(ops: Ops, fmt: str, word: BV) -> Value:
+    """Section 1: clear, split, classify and decode one word of format ``fmt``."""
+    lay = LAYOUTS[fmt]
+    word = ops.extract(word, lay.bits - 1, 0)
+    sign = ops.eq(ops.extract(word, lay.sign_bit, lay.sign_bit), 1)
+    exp = ops.extract(word, lay.sign_bit - 1, lay.sign_bit - lay.exp_bits)
+    frac = ops.extract(word, lay.sign_bit - lay.exp_bits - 1, lay.cleared)
+    top = (1 << lay.exp_bits) - 1
+    if lay.specials == "ieee":
+        nan = ops.and_(ops.eq(exp, top), ops.ne(frac, 0))
+        inf = ops.and_(ops.eq(exp, top), ops.eq(frac, 0))
+    elif lay.specials == "e4m3":
+        nan = ops.and_(ops.eq(exp, top), ops.eq(frac, (1 << lay.frac_bits) - 1))
+        inf = ops.false()
+    else:
+        nan = inf = ops.false()
+    subnormal = ops.eq(exp, 0)
+    hidden = ops.ite(subnormal, ops.const(0, 1), ops.const(1, 1))
+    mag = ops.concat(hidden, frac)
+    exp_wide = ops.zext(exp, EXP)
+    raw = ops.ite(subnormal, ops.const(1 - lay.bias, EXP), ops.sub(exp_wide, lay.bias))
+    return Value(sign, mag, raw, lay.frac_bits, nan, inf)
+
+
+@dataclass(frozen=True)
+class Product:
+    """An exact product or C: signed value ``mag * 2^(raw - frac_bits)``, nonzero flag."""
+
+    negative: Bool
+    mag: BV
+    raw: BV
+    frac_bits: int
+    nonzero: Bool
+
+
+def product(ops: Ops, x: Value, y: Value) -> Product:
+    """Section 2.3: significands multiplied exactly, raw exponents added."""
+    width = x.mag.width + y.mag.width
+    mag = ops.mul(ops.zext(x.mag, width), ops.zext(y.mag, width))
+    return Product(ops.xor_(x.negative, y.negative), mag, ops.add(x.raw, y.raw),
+                   x.frac_bits + y.frac_bits, ops.and_(x.nonzero, y.nonzero))
+
+
+def as_term(x: Value) -> Product:
+    return Product(x.negative, x.mag, x.raw, x.frac_bits, x.nonzero)
+
+
+def quantum(ops: Ops, terms: Sequence[Product], clamped: bool) -> BV:
+    """Section 2.4: ``q = max(r of every nonzero term, clamped at -133 if so) - 25``."""
+    lowest = ops.const(-(1 << (EXP - 2)), EXP)
+    top = ops.smax_all([ops.ite(t.nonzero, t.raw, lowest) for t in terms])
+    if clamped:
+        top = ops.smax(top, ops.const(WINDOW_CLAMP, EXP))
+    return ops.sub(top, WINDOW_FRACTION_BITS)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """Signed integers in units of ``2^lsb``, ``width`` bits, none of which can wrap."""
+
+    lsb: int
+    width: int
+
+    def place(self, ops: Ops, negative: Bool | None, mag: BV, exponent: BV) -> BV:
+        """``(-1)^negative * mag * 2^exponent`` (``exponent >= lsb`` by the caller's ranges)."""
+        shift = ops.sub(exponent, self.lsb)
+        wide = ops.shl(ops.zext(mag, self.width), ops.resize_signed(shift, self.width))
+        return wide if negative is None else ops.ite(negative, ops.neg(wide), wide)
+
+    def value(self, ops: Ops, t: Product) -> BV:
+        """The term's value; 0 unless it is nonzero (section 2.4 counts only those)."""
+        placed = self.place(ops, t.negative, t.mag, ops.sub(t.raw, t.frac_bits))
+        return ops.ite(t.nonzero, placed, ops.const(0, self.width))
+
+    def power(self, ops: Ops, exponent: BV) -> BV:
+        return self.place(ops, None, ops.const(1, 1), exponent)
+
+
+def dot_terms(ops: Ops, a_format: str, b_format: str, c_format: str, a: Sequence[BV],
+              b: Sequence[BV], c: BV) -> tuple[list[Product], list[Value]]:
+    """The K exact products and C (section 2.3), and every decoded word (for specials)."""
+    xs = [decode(ops, a_format, w) for w in a]
+    ys = [decode(ops, b_format, w) for w in b]
+    cv = decode(ops, c_format, c)
+    terms = [product(ops, x, y) for x, y in zip(xs, ys)] + [as_term(cv)]
+    return terms, [*xs, *ys, cv]
+
+
+def exponent_range(fmt: str) -> tuple[int, int]:
+    """Section 1: the lowest and highest raw exponent of a finite value of ``fmt``."""
+    lay = LAYOUTS[fmt]
+    top = (1 << lay.exp_bits) - 1 - lay.bias - (1 if lay.specials == "ieee" else 0)
+    return 1 - lay.bias, top
+
+
+def fixed_for(a_format: str, b_format: str, c_format: str, k: int) -> Fixed:
+    """A register holding every product, C, quantum and ulp of D exactly, and their sum."""
+    (alo, ahi), (blo, bhi), (clo, chi) = (exponent_range(f) for f in
+                                          (a_format, b_format, c_format))
+    fa, fb, fc = (LAYOUTS[f].frac_bits for f in (a_format, b_format, c_format))
+    lsb = min(alo + blo - fa - fb, clo - fc, min(alo + blo, clo) - WINDOW_FRACTION_BITS,
+              -149) - 2
+    top = max(ahi + bhi + 2, chi + 1, 129)
+    width = top - lsb + (k + 1).bit_length() + 4
+    return Fixed(lsb, width)
+
+
+def error_bound_violation(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],
+                          b: Sequence[BV], c: BV, d: BV) -> tuple[Bool, dict[str, BV]]:
+    """Sections 2.4-2.7 as a bound: for finite inputs and a finite F32 ``d`` with some term
+    nonzero, ``|d - exact| < n 2^q + ulp(d)``; the violation and the words worth showing."""
+    terms, values = dot_terms(ops, a_format, b_format, "f32", a, b, c)
+    fixed = fixed_for(a_format, b_format, "f32", len(a))
+    q = quantum(ops, terms, a_format in CLAMPED or b_format in CLAMPED)
+    dv = decode(ops, "f32", d)
+    exact = ops.sum([fixed.value(ops, t) for t in terms])
+    error = ops.abs_signed(ops.sub(fixed.value(ops, as_term(dv)), exact))
+    bound = ops.add(ops.mul(fixed.power(ops, q), ops.const(len(terms), fixed.width)),
+                    fixed.power(ops, ops.sub(dv.raw, LAYOUTS["f32"].frac_bits)))
+    finite = ops.not_(ops.any_([ops.or_(v.nan, v.inf) for v in [*values, dv]]))
+    applies = ops.and_(finite, ops.any_(t.nonzero for t in terms))
+    return ops.and_(applies, ops.uge(error, bound)), {"d": d, "quantum": q}
