@@ -197,4 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="store_true",
                    help="write proofs/REPORT.json and proofs/REPORT.md")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--all-properties", action="store_true",
+                   help="with --datapath: every property that applies, not only the required")
+    p.add_argument("--mutants", action="store_true",
+                   help="break the spec (proofs/mutants.py) in scratch copies and print which "
+                   "rows each breaker kills and keeps (with --report: proofs/MUTANTS.md)")
+    p.add_argument("--mutant", action="append", metavar="NAME",
+                   help="with --mutants: only this breaker (repeatable)")
     return parser

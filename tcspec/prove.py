@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
 
-from tcspec.proofs.core import AUTO, Settings
+from tcspec.proofs.core import AUTO, InternalError, Settings
 from tcspec.proofs.runner import (
     REPORT_JSON,
     REPORT_MD,
@@ -21,6 +22,38 @@ from tcspec.proofs.runner import (
 from tcspec.smt.solve import SOLVERS
 from tcspec.words import EXIT_MISMATCH, UsageError
 
+EXIT_INTERNAL = 3
+
+MUTANTS_MD = REPORT_MD.with_name("MUTANTS.md")
+
+
+def prove_mutants(args: argparse.Namespace) -> int:
+    """``tcspec prove --mutants``: each breaker in a scratch copy, then the kill table."""
+    from tcspec.proofs.mutants import breaker_named, kill_table, run_all
+
+    for name in args.mutant or ():
+        breaker_named(name)
+    started = time.monotonic()
+
+    def progress(v: Any) -> None:
+        print(f"{v.breaker}: {'ok' if v.ok else 'NOT OK ' + v.error} ({v.seconds:.0f}s, "
+              f"{time.monotonic() - started:.0f}s in all)", file=sys.stderr, flush=True)
+
+    verdicts = run_all(args.mutant, args.timeout, progress)
+    table = kill_table(verdicts)
+    print(table)
+    if args.report:
+        text = ("# Breakers of the specification\n\n`tcspec prove --mutants --report`, "
+                f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                f"{time.monotonic() - started:.0f} s, {args.timeout:g} s per query.\n\n"
+                f"{table}\n")
+        tmp = MUTANTS_MD.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, MUTANTS_MD)
+        print(f"wrote {MUTANTS_MD}")
+    return 0 if all(v.ok for v in verdicts) else EXIT_MISMATCH
+
 
 def cmd_prove(args: argparse.Namespace) -> int:
     """``tcspec prove``: decide the selected rows, print them (``--report``: REPORT.*)."""
@@ -31,7 +64,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     second = None if args.second_solver == "none" else args.second_solver
     if second is not None and second not in (*SOLVERS, AUTO):
         raise UsageError(f"unknown --second-solver {second!r} (auto, z3, cvc5, bitwuzla or none)")
-    rows = select_rows(args.property, args.datapath, args.k, fast=args.fast)
+    if args.mutants or args.mutant:
+        return prove_mutants(args)
+    rows = select_rows(args.property, args.datapath, args.k, fast=args.fast,
+                       every=args.all_properties)
     if args.report:
         for path in (REPORT_JSON, REPORT_MD):
             try:
@@ -48,7 +84,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
         print(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)",
               file=sys.stderr, flush=True)
 
-    results = run_rows(rows, settings, progress)
+    try:
+        results = run_rows(rows, settings, progress)
+    except InternalError as exc:
+        print(f"tcspec prove: internal error (not a verdict): {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
     seconds = time.monotonic() - started
     if args.report:
         write_report(results, settings, seconds)

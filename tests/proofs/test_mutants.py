@@ -1,0 +1,37 @@
+"""The breakers of proofs/mutants.py: each kills what it declares and keeps its controls."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcspec.proofs import mutants
+from tcspec.proofs.mutants import BREAKERS, breaker_named, kill_table, run_breaker
+
+
+def test_every_breaker_applies_to_exactly_one_place(tmp_path) -> None:
+    for breaker in BREAKERS:
+        package = mutants.scratch_copy(breaker, tmp_path / breaker.name)
+        assert breaker.new in (package / "spec" / breaker.path).read_text()
+    assert len(BREAKERS) >= 12 and len({b.stage for b in BREAKERS}) >= 10
+
+
+@pytest.mark.parametrize("name", [b.name for b in BREAKERS if b.cheap])
+def test_cheap_breakers_kill_and_keep(name: str) -> None:
+    verdict = run_breaker(breaker_named(name))
+    assert verdict.ok, verdict
+    assert verdict.witness and verdict.witness["replayed"] and verdict.witness["words"]
+    assert any(r["role"] == "kill" and r["result"] != "proved" for r in verdict.rows)
+    assert any(r["role"] == "keep" and r["result"] == "proved" for r in verdict.rows)
+    assert name in kill_table([verdict])
+
+
+def test_an_unknown_breaker_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown breaker 'nope'"):
+        breaker_named("nope")
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", [b.name for b in BREAKERS if not b.cheap])
+def test_breakers(name: str) -> None:
+    verdict = run_breaker(breaker_named(name))
+    assert verdict.ok, verdict
