@@ -7,7 +7,8 @@ change must falsify, its model replayed on the *mutated* scalar lowering),
 the rows it must kill (each must not say ``proved`` on the mutated spec), and
 the rows it must keep (a control: the change leaves that property true, so
 the row must still prove). A breaker that falsifies nothing any row states is
-a control only, and says so.
+a control only; one whose counterexample no query finds in time declares
+none. Both are listed in :data:`KNOWN_GAPS`.
 
 Each breaker runs in a scratch copy of the package, in a child process
 (:func:`run_breaker`), so the installed specification is never touched.
@@ -93,13 +94,13 @@ BREAKERS = (
     Breaker("nvfp4-groups-of-2", "group size", "blockscaled.py",
             "product_group=4, c_dominant_group=16)",
             "product_group=2, c_dominant_group=16)",
-            ("permutation", "dense-nvfp4", 16),
+            None,
             kills=(("permutation", "dense-nvfp4", 64),),
             keeps=(("sparse-non-interference", "sparse-nvfp4", 128),)),
     Breaker("mxf4-groups-of-8", "group size", "blockscaled.py",
             "product_group=16, c_dominant_group=16, group_c_merge=True",
             "product_group=8, c_dominant_group=16, group_c_merge=True",
-            ("permutation", "dense-mxf4", 32),
+            None,
             kills=(("permutation", "dense-mxf4", 64),),
             keeps=(("sparse-non-interference", "sparse-mxf4", 128),)),
     Breaker("window-26-bits", "window width", "window.py",
@@ -115,6 +116,11 @@ BREAKERS = (
 )
 
 KNOWN_GAPS = {
+    "nvfp4-groups-of-2": "the row stops proving (its normal forms differ; the monolithic "
+                         "query is unknown), but no counterexample was found in 60 s: the "
+                         "carries that differ need a second scale block (group-vs-per-product "
+                         "needs 45 s for its witness)",
+    "mxf4-groups-of-8": "as nvfp4-groups-of-2",
     "window-26-bits": "a wider window breaks the error bound's statement only with q from "
                       "SEMANTICS (25 bits); that row is not proved (its composition is prose)",
     "clamp-minus-132": "only the error bound and the vectors see the clamp; the error-bound "
