@@ -139,9 +139,9 @@ def breaker_named(name: str) -> Breaker:
 
 
 def _package_root() -> Path:
-    import tcspec
-
-    return Path(tcspec.__file__).resolve().parent
+    """The top-level package's folder (already imported as this module's parent)."""
+    top = sys.modules[__name__.split(".")[0]]
+    return Path(str(top.__file__)).resolve().parent
 
 
 def scratch_copy(breaker: Breaker, into: Path) -> Path:
