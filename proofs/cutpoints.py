@@ -3,9 +3,9 @@
 Every product of two non-constant bit-vectors in the query's DAG (the
 significand products of ``build_dot``'s own graph and of the reference side)
 is replaced, at each of its occurrences, by a free variable. The variables
-are constrained only by two facts of multiplication, each proved by its own
-solver query (:func:`law_queries`): the product of equal operands is equal
-(functional consistency), and a zero operand gives a zero product. A
+are constrained only by two laws every ``bvmul`` obeys: the product of equal
+operands is equal (functional consistency), and a zero operand gives a zero
+product. A
 ``forall`` violation that is unsat under these constraints is unsat with the
 real products, since the real products satisfy them: the abstraction only
 adds behaviours. A sat answer may be spurious; callers replay it.
@@ -14,15 +14,19 @@ adds behaviours. A sat answer may be spurious; callers replay it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tcspec.smt.smtlib import opaque_product
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.bitvec import BV, Ops
 
 Record = dict[str, dict[str, Any]]
+
+
+def opaque_product(node: Node) -> bool:
+    """A ``bvmul`` of two non-constant operands (a product by a constant is kept)."""
+    return node.op == "mul" and not any(arg.is_const for arg in node.args)
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,6 @@ class Abstraction:
 
     assertions: list[Node]
     products: dict[str, Node]
-    widths: tuple[tuple[int, int], ...]
 
 
 def abstract_products(condition: Node) -> Abstraction:
@@ -59,12 +62,7 @@ def abstract_products(condition: Node) -> Abstraction:
         (x1, y1), (x2, y2) = args[p.id], args[r.id]
         same = node("band", node("eq", x1, x2), node("eq", y1, y2))
         assertions.append(node("bor", node("bnot", same), node("eq", var[p.id], var[r.id])))
-    widths = tuple(sorted({(p.width, p.width) for p in products}))
-    return Abstraction(assertions, cuts, widths)
-
-
-def product_widths(conditions: Sequence[Node]) -> list[int]:
-    return sorted({n.width for n in walk(conditions) if opaque_product(n)})
+    return Abstraction(assertions, cuts)
 
 
 def recorded(ops: Ops, build: Callable[[], BV]) -> tuple[BV, Record]:

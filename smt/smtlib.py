@@ -36,18 +36,7 @@ def literal(value: int, width: int) -> str:
     return f"#b{value:0{width}b}"
 
 
-OPAQUE_MUL = "mul!"
-"""Prefix of the uninterpreted product functions (``mul!22``) of opaque-product scripts."""
-
-
-def opaque_product(node: Node) -> bool:
-    """A ``bvmul`` of two non-constant operands (a product by a constant stays a ``bvmul``)."""
-    return node.op == "mul" and not any(arg.is_const for arg in node.args)
-
-
-def _head(node: Node, opaque_products: bool = False) -> str:
-    if opaque_products and opaque_product(node):
-        return f"{OPAQUE_MUL}{node.width}"
+def _head(node: Node) -> str:
     if node.op == "extract":
         return f"(_ extract {node.params[0]} {node.params[1]})"
     if node.op == "zext":
@@ -67,7 +56,7 @@ def _atom(node: Node) -> str | None:
     return None
 
 
-def to_smtlib_term(roots: Sequence[Node], *, opaque_products: bool = False) -> list[str]:
+def to_smtlib_term(roots: Sequence[Node]) -> list[str]:
     """One SMT-LIB term per root, all sharing one set of nested ``let`` bindings.
 
     With several roots the bindings are repeated around each root, so each
@@ -89,7 +78,7 @@ def to_smtlib_term(roots: Sequence[Node], *, opaque_products: bool = False) -> l
             text[node.id], depth[node.id], level[node.id] = atom, 0, 0
             continue
         body = " ".join(text[a.id] for a in node.args)
-        expr = f"({_head(node, opaque_products)} {body})"
+        expr = f"({_head(node)} {body})"
         node_depth = 1 + max(depth[a.id] for a in node.args)
         node_level = max(level[a.id] for a in node.args)
         if uses[node.id] > 1 or node_depth > MAX_INLINE_DEPTH:

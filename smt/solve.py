@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tcspec.smt.smtlib import OPAQUE_MUL, opaque_product, sort_of, to_smtlib_term
+from tcspec.smt.smtlib import sort_of, to_smtlib_term
 from tcspec.smt.trace import Node, walk
 
 SOLVERS = ("bitwuzla", "z3", "cvc5")
@@ -59,39 +59,28 @@ def free_variables(assertions: Sequence[Node]) -> list[Node]:
     return [node for node in walk(assertions) if node.op == "var"]
 
 
-def query_script(assertions: Sequence[Node], variables: Sequence[Node] = (), *,
-                 opaque_products: bool = False) -> str:
+def query_script(assertions: Sequence[Node], variables: Sequence[Node] = ()) -> str:
     """A QF_BV script asserting every node of ``assertions`` (then ``check-sat``).
 
     ``variables`` are declared even when no assertion uses them, so a model
-    names every input of a formula. With ``opaque_products`` every ``bvmul``
-    of width w is an application of one uninterpreted function ``mul_w``
-    (QF_UFBV): equal operands still give equal products, nothing else is
-    known of them, so unsat of the script implies unsat with ``bvmul``.
+    names every input of a formula.
     """
     declared = {node.id: node for node in variables}
     for node in free_variables(assertions):
         declared.setdefault(node.id, node)
-    terms = to_smtlib_term(list(assertions), opaque_products=opaque_products)
-    widths = sorted({node.width for node in walk(assertions) if opaque_product(node)})
-    opaque = opaque_products and bool(widths)
-    lines = ["(set-logic QF_UFBV)" if opaque else "(set-logic QF_BV)"]
+    lines = ["(set-logic QF_BV)"]
     lines += [f"(declare-fun {node.params[0]} () {sort_of(node.width)})"
               for node in declared.values()]
-    if opaque:
-        lines += [f"(declare-fun {OPAQUE_MUL}{w} ({sort_of(w)} {sort_of(w)}) {sort_of(w)})"
-                  for w in widths]
-    lines += [f"(assert {term})" for term in terms]
+    if assertions:
+        lines += [f"(assert {term})" for term in to_smtlib_term(list(assertions))]
     lines.append("(check-sat)")
     return "\n".join(lines) + "\n"
 
 
 def check_sat(assertions: Sequence[Node], variables: Sequence[Node] = (), *,
-              solver: str = DEFAULT_SOLVER, timeout: float = DEFAULT_TIMEOUT,
-              opaque_products: bool = False) -> SolveResult:
+              solver: str = DEFAULT_SOLVER, timeout: float = DEFAULT_TIMEOUT) -> SolveResult:
     """Is the conjunction of ``assertions`` satisfiable? ``solver`` decides within ``timeout``."""
-    return run_script(query_script(assertions, variables, opaque_products=opaque_products),
-                      solver=solver, timeout=timeout)
+    return run_script(query_script(assertions, variables), solver=solver, timeout=timeout)
 
 
 def run_script(text: str, *, solver: str = DEFAULT_SOLVER,
@@ -154,7 +143,7 @@ def _solve_bitwuzla(text: str, timeout: float) -> dict[str, object]:
     result = solver.check_sat()
     if result == bw.Result.SAT:
         model = {str(t.symbol()): _value_text(str(solver.get_value(t)))
-                 for t in parser.get_declared_funs() if not t.sort().is_fun()}
+                 for t in parser.get_declared_funs()}
         return {"status": "sat", "model": model}
     return {"status": "unsat" if result == bw.Result.UNSAT else "unknown"}
 
@@ -170,8 +159,6 @@ def _solve_z3(text: str, timeout: float) -> dict[str, object]:
         found = solver.model()
         model = {}
         for decl in found.decls():
-            if decl.arity():
-                continue
             value = found[decl]
             model[decl.name()] = int(z3.is_true(value)) if z3.is_bool(value) else value.as_long()
         return {"status": "sat", "model": model}
@@ -199,8 +186,6 @@ def _solve_cvc5(text: str, timeout: float) -> dict[str, object]:
     if result.isSat():
         model = {}
         for term in symbols.getDeclaredTerms():
-            if term.getSort().isFunction():
-                continue
             value = solver.getValue(term)
             model[term.getSymbol()] = (int(value.getBooleanValue()) if value.getSort().isBoolean()
                                        else int(value.getBitVectorValue(10)))
