@@ -90,6 +90,7 @@ FORMATS: dict[str, FloatFormat | IntFormat] = {
         FloatFormat("e3m2", 3, 2, 3, 6, specials="none"),
         FloatFormat("e2m1", 2, 1, 1, 4, specials="none"),
         FloatFormat("f32", 8, 23, 127, 32),
+        FloatFormat("xf32", 8, 10, 127, 32, cleared_bits=13),
         FloatFormat("f64", 11, 52, 1023, 64),
         FloatFormat("e4m3fnuz", 4, 3, 8, 8, specials="fnuz"),
         FloatFormat("e5m2fnuz", 5, 2, 16, 8, specials="fnuz"),
@@ -103,8 +104,9 @@ FORMATS: dict[str, FloatFormat | IntFormat] = {
 ALIASES = {"fp8": "e4m3", "fp4": "e2m1"}
 """Spellings of SEMANTICS.md section 6 that name a row under another name."""
 
-ARCH_ONLY_FORMATS = ("f64", "e4m3fnuz", "e5m2fnuz")
-"""Rows no tcgen05 datapath reads: FP64 FMA chains and CDNA3's fnuz FP8 (section 11)."""
+ARCH_ONLY_FORMATS = ("xf32", "f64", "e4m3fnuz", "e5m2fnuz")
+"""Rows no tcgen05 datapath reads (SEMANTICS.md section 11): CDNA3's xf32 (tf32's layout:
+the low 13 bits of the F32 word cleared) and fnuz FP8, and the FP64 FMA chains."""
 
 
 def format_named(name: str) -> FloatFormat | IntFormat:
