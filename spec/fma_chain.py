@@ -6,7 +6,7 @@ signed infinity, the IEEE sign of zero. The exact sum is formed in a register
 anchored at the larger term's top bit, :func:`fma_register_bits` bits wide: a
 term whose bits fall below it keeps them as a sticky half unit, which cannot
 change a round-to-nearest-even result (the proof is in section 11.1). FP64
-values are wider than 64 bits inside (a 106-bit product, a 111-bit register),
+values are wider than 64 bits inside (a 106-bit product, a 112-bit register),
 and exponent arithmetic uses :data:`FMA_EXP_WIDTH` bits.
 """
 
