@@ -128,12 +128,14 @@ def _metadata(desc: Descriptor, metadata: Any) -> list[int]:
 def prepare_dot(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any = None,
                 scale_b: Any = None, sparse_metadata: Any = None) -> list[int]:
     """Checked input words of one dot product, in ``input_layout(desc)`` order."""
-    packed = _plain_dot_words(desc, a, b, c, scale_a, scale_b, sparse_metadata)
+    bits = getattr(desc, "operand_bits", 32)
+    packed = None if bits > 32 else _plain_dot_words(desc, a, b, c, scale_a, scale_b,
+                                                     sparse_metadata)
     if packed is not None:
         return packed.tolist()
-    words_a, words_b = _words(a, "A"), _words(b, "B")
+    words_a, words_b = _words(a, "A", bits), _words(b, "B", bits)
     _check_k(desc, words_a, words_b)
-    word_c = _word(c, "C")
+    word_c = _word(c, "C", bits)
     return (words_a + words_b + [word_c] + _scales(desc, scale_a, "scale_a")
             + _scales(desc, scale_b, "scale_b") + _metadata(desc, sparse_metadata))
 

@@ -2,9 +2,11 @@
 
 One JSON object per line (``.jsonl`` or ``.jsonl.gz``): ``datapath``,
 ``descriptor``, ``a``, ``b``, ``c``, ``scale_a``, ``scale_b``,
-``sparse_metadata``, ``expected`` and optional provenance fields. Reading
-never stops at a bad line: it yields a :class:`BadLine` naming the problem
-and goes on.
+``sparse_metadata``, ``expected`` and optional provenance fields. A line in the
+architecture format (``arch``, ``instruction``, ``mmasim_qualifier`` or the formats,
+``k``; ref/vectors/arch/README.md) names an architecture datapath instead of a
+descriptor. Reading never stops at a bad line: it yields a :class:`BadLine` naming the
+problem and goes on.
 """
 
 from __future__ import annotations
@@ -17,12 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.ref.inputs import prepare_dot, resolve_fields
-from tcspec.spec.catalog import CATALOG
-from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.arch import ARCH_NAMES, ArchDescriptor, arch_name, shape_of
+from tcspec.spec.catalog import ARCH_CATALOG, CATALOG, AnyDescriptor, output_width
+from tcspec.spec.formats import FORMATS, FloatFormat
 
 VECTOR_DIR = Path(__file__).resolve().parent / "vectors"
 FROZEN_FILE = VECTOR_DIR / "b200_frozen.jsonl"
 REFERENCE_DIR = VECTOR_DIR / "reference"
+ARCH_DIR = VECTOR_DIR / "arch"
+HARDWARE_DIR = VECTOR_DIR / "hardware"
+
+_BY_QUALIFIER = {(d.descriptor.arch, d.descriptor.qualifier): d.descriptor  # type: ignore[union-attr]
+                 for d in ARCH_CATALOG.values()}
+INSTRUCTION_PREFIXES = (("mma.sync.block_scale", "mma_block_scale"), ("mma.sync", "mma"),
+                        ("wgmma", "wgmma"), ("v_mfma", "mfma"), ("mfma", "mfma"))
+"""Architecture-line ``instruction`` spellings -> the instruction of canonical names."""
 
 DESCRIPTOR_FIELDS = ("a_format", "b_format", "d_type", "saturate", "scaling", "kind", "scale_vec")
 
@@ -33,13 +44,84 @@ class Record:
 
     line: int
     datapath: str
-    descriptor: Descriptor
+    descriptor: AnyDescriptor
     words: list[int]
     expected: int
     name: str | None = None
     source: str | None = None
     sensitive_to: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def matches(self, word: int) -> bool:
+        """Whether ``word`` is the expected word; NaN by class where the datapath's source
+        returns the host's NaN (``nan_canonical`` False: FP64, AMD)."""
+        if word == self.expected:
+            return True
+        if getattr(self.descriptor, "nan_canonical", True):
+            return False
+        return is_nan_word(self.descriptor.d_type, word) and is_nan_word(
+            self.descriptor.d_type, self.expected)
+
+
+def is_nan_word(d_type: str, word: int) -> bool:
+    """Whether ``word`` is a NaN of the float format ``d_type``."""
+    fmt = FORMATS[d_type]
+    if not isinstance(fmt, FloatFormat):
+        return False
+    exp = (word >> fmt.frac_bits) & fmt.exp_max_field
+    frac = word & ((1 << fmt.frac_bits) - 1)
+    if fmt.specials == "ieee":
+        return exp == fmt.exp_max_field and frac != 0
+    return fmt.specials == "max_nan" and exp == fmt.exp_max_field and frac == (
+        1 << fmt.frac_bits) - 1
+
+
+def arch_descriptor(obj: dict[str, Any]) -> ArchDescriptor:
+    """The architecture datapath an architecture-format line names: by ``arch`` and MMA-Sim's
+    qualifier, else by the canonical name its fields spell; ``ValueError`` otherwise."""
+    arch = obj.get("arch")
+    if arch not in ARCH_NAMES:
+        raise ValueError(f"unknown arch {arch!r} (known: {', '.join(ARCH_NAMES)})")
+    qualifier = obj.get("mmasim_qualifier") or obj.get("qualifier")
+    if (arch, qualifier) in _BY_QUALIFIER:
+        return _BY_QUALIFIER[(arch, qualifier)]
+    instruction = str(obj.get("instruction", ""))
+    token = next((t for p, t in INSTRUCTION_PREFIXES if instruction.startswith(p)), None)
+    if token is None:
+        raise ValueError(f"unknown instruction {instruction!r} on {arch}")
+    try:
+        name = arch_name(arch, token, shape_of(arch, qualifier or instruction),
+                         obj["a_format"], obj["b_format"], obj["c_format"], obj["d_format"],
+                         obj.get("scale_format"), obj.get("scale_block"))
+    except KeyError as exc:
+        raise ValueError(f"architecture line has no {exc.args[0]!r} field") from None
+    if name not in ARCH_CATALOG:
+        raise ValueError(f"no catalogued datapath {name!r} (arch {arch}, instruction "
+                         f"{instruction!r}, qualifier {qualifier!r})")
+    return ARCH_CATALOG[name].descriptor  # type: ignore[return-value]
+
+
+def _parse_arch_record(obj: dict[str, Any], line: int) -> Record:
+    desc = arch_descriptor(obj)
+    for key in ("a", "b", "c", "expected"):
+        if key not in obj:
+            raise ValueError(f"missing field {key!r}")
+    if obj.get("k") not in (None, desc.k):
+        raise ValueError(f"k={obj.get('k')!r} but {desc.name} has K={desc.k}")
+    words = prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
+                        obj.get("scale_b"))
+    expected = _expected(obj["expected"], output_width(desc))
+    source = obj.get("source") or obj.get("provenance")
+    name = obj.get("name") or (f"{obj['mode']}#{obj['case_index']}" if "mode" in obj
+                               and "case_index" in obj else None)
+    return Record(line, desc.name, desc, words, expected, name, source, [], obj)
+
+
+def _expected(expected: Any, width: int) -> int:
+    if isinstance(expected, bool) or not isinstance(expected, int) or not (
+            0 <= expected < (1 << width)):
+        raise ValueError(f"expected must be a {width}-bit word, got {expected!r}")
+    return expected
 
 
 @dataclass
@@ -54,6 +136,8 @@ def parse_record(obj: Any, line: int) -> Record:
     """A :class:`Record` from one decoded JSON line; ``ValueError`` names what is wrong."""
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    if "descriptor" not in obj and "arch" in obj:
+        return _parse_arch_record(obj, line)
     for key in ("descriptor", "a", "b", "c", "expected"):
         if key not in obj:
             raise ValueError(f"missing field {key!r}")
@@ -74,11 +158,7 @@ def parse_record(obj: Any, line: int) -> Record:
                          f"which is {desc.name!r}")
     words = prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
                         obj.get("scale_b"), metadata)
-    expected = obj["expected"]
-    width = 16 if desc.d_type == "f16" else 32
-    if isinstance(expected, bool) or not isinstance(expected, int) or not (
-            0 <= expected < (1 << width)):
-        raise ValueError(f"expected must be a {width}-bit word, got {expected!r}")
+    expected = _expected(obj["expected"], output_width(desc))
     return Record(line, datapath, desc, words, expected, obj.get("name"), obj.get("source"),
                   list(obj.get("sensitive_to") or []), obj)
 

@@ -1,8 +1,10 @@
 """The catalog of named datapaths and the one entry point that builds any of them.
 
-Names follow SEMANTICS.md section 6. :func:`build_dot` is the single source
+Names follow SEMANTICS.md sections 6 and 10. :func:`build_dot` is the single source
 every lowering runs: give it an ``ops`` backend, a resolved descriptor and
-the input bit-vectors, and it returns the result word.
+the input bit-vectors, and it returns the result word. The catalog holds the 110
+tcgen05 datapaths (``arch`` ``sm_100``, :data:`TCGEN05`) and the architecture datapaths
+of section 10 (:class:`spec.arch.ArchDescriptor`, one algorithm family each).
 """
 
 from __future__ import annotations
@@ -11,13 +13,18 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tcspec.spec.algorithms import ALGORITHMS, ARCH_DATAPATHS, algorithm_of, build_arch_dot
+from tcspec.spec.arch import ARCH_NAMES, TCGEN05_ARCH, ArchDescriptor
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import block_scaled_dot, rules_for
 from tcspec.spec.descriptor import F8F6F4, Descriptor, resolve
 from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
+from tcspec.spec.inputs import DotInputs
 from tcspec.spec.integer import integer_dot
 from tcspec.spec.sparse import chunk_selectors, metadata_legality, select_active
 from tcspec.spec.window import dense_window_dot
+
+__all__ = ["CATALOG", "DotInputs", "build_dot", "input_layout", "inputs_from", "lookup"]
 
 HARDWARE_VALIDATED = (
     [f"dense-{f}" for f in ("tf32", "bf16", "f16", *F8F6F4)]
@@ -55,12 +62,20 @@ def _catalog_descriptors() -> list[Descriptor]:
     return dense + sparse + mixed + extras
 
 
+AnyDescriptor = Descriptor | ArchDescriptor
+
+EVIDENCE_HARDWARE = "hardware words ({gpu})"
+EVIDENCE_REFERENCE = "reference model"
+EVIDENCE_PUBLISHED = "published model only"
+EVIDENCE_NONE = "ours only"
+
+
 @dataclass(frozen=True)
 class Datapath:
     """A catalogued datapath: its canonical name and resolved descriptor."""
 
     name: str
-    descriptor: Descriptor
+    descriptor: AnyDescriptor
 
     @property
     def hardware_validated(self) -> bool:
@@ -71,8 +86,36 @@ class Datapath:
     def specified(self) -> bool:
         return is_specified(self.descriptor)
 
+    @property
+    def arch(self) -> str:
+        """``sm_70`` ... ``sm_120``, ``cdna1`` .. ``cdna3``; the tcgen05 paths are ``sm_100``."""
+        return getattr(self.descriptor, "arch", TCGEN05_ARCH)
 
-CATALOG: dict[str, Datapath] = {d.name: Datapath(d.name, d) for d in _catalog_descriptors()}
+    @property
+    def instruction(self) -> str:
+        return getattr(self.descriptor, "instruction", "tcgen05")
+
+    @property
+    def is_tcgen05(self) -> bool:
+        return not isinstance(self.descriptor, ArchDescriptor)
+
+
+TCGEN05: dict[str, Datapath] = {d.name: Datapath(d.name, d) for d in _catalog_descriptors()}
+"""The 110 tcgen05.mma datapaths of sections 2-6 (B200)."""
+
+ARCH_CATALOG: dict[str, Datapath] = {d.name: Datapath(d.name, d) for d in ARCH_DATAPATHS}
+"""The architecture datapaths of section 10."""
+
+CATALOG: dict[str, Datapath] = {**TCGEN05, **ARCH_CATALOG}
+"""Every datapath: tcgen05 first, then the architectures of section 10."""
+
+
+def datapaths_of(arch: str) -> list[Datapath]:
+    """The catalogued datapaths of ``arch`` (``sm_100`` includes tcgen05);
+    ``ValueError`` naming the known architectures."""
+    if arch not in ARCH_NAMES:
+        raise ValueError(f"unknown architecture {arch!r} (known: {', '.join(ARCH_NAMES)})")
+    return [d for d in CATALOG.values() if d.arch == arch]
 
 
 def lookup(name: str) -> Datapath:
@@ -85,27 +128,15 @@ def lookup(name: str) -> Datapath:
     raise ValueError(f"unknown datapath {name!r} (see `tcspec list` for the canonical names)")
 
 
-def descriptor_of(datapath: str | dict[str, object] | Descriptor) -> Descriptor:
+def descriptor_of(datapath: str | dict[str, object] | AnyDescriptor) -> AnyDescriptor:
     """A resolved descriptor from a canonical name, a descriptor dict or a descriptor."""
-    if isinstance(datapath, Descriptor):
+    if isinstance(datapath, (Descriptor, ArchDescriptor)):
         return datapath
     if isinstance(datapath, str):
         return lookup(datapath).descriptor
     if isinstance(datapath, dict):
         return resolve(**datapath)  # type: ignore[arg-type]
     raise ValueError(f"datapath must be a name or a descriptor dict, got {datapath!r}")
-
-
-@dataclass(frozen=True)
-class DotInputs:
-    """The bit-vector inputs of one dot product, in logical-K order."""
-
-    a: Sequence[BV]
-    b: Sequence[BV]
-    c: BV
-    scale_a: Sequence[BV] = ()
-    scale_b: Sequence[BV] = ()
-    metadata: Sequence[BV] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +163,8 @@ def check_logical_k(desc: Descriptor, k: int) -> None:
 
 def logical_k_step(desc: Descriptor) -> int:
     """The smallest logical K of ``desc``'s arithmetic: a scale block, a sparse chunk."""
+    if isinstance(desc, ArchDescriptor):
+        return desc.k_step
     step = desc.scale_block or 1
     if desc.sparse:
         step *= 2
@@ -151,9 +184,10 @@ def input_layout(desc: Descriptor, k: int | None = None) -> list[InputSpec]:
     physical = k // 2 if desc.sparse else k
     scales = physical // desc.scale_block if desc.scaling else 0  # type: ignore[operator]
     chunks = k // desc.sparse_chunk[0] if desc.sparse else 0  # type: ignore[index]
-    specs = [InputSpec(f"a{i}", 32, "a", i) for i in range(k)]
-    specs += [InputSpec(f"b{i}", 32, "b", i) for i in range(k)]
-    specs.append(InputSpec("c", 32, "c", 0))
+    bits = operand_bits(desc)
+    specs = [InputSpec(f"a{i}", bits, "a", i) for i in range(k)]
+    specs += [InputSpec(f"b{i}", bits, "b", i) for i in range(k)]
+    specs.append(InputSpec("c", bits, "c", 0))
     specs += [InputSpec(f"scale_a{i}", 8, "scale_a", i) for i in range(scales)]
     specs += [InputSpec(f"scale_b{i}", 8, "scale_b", i) for i in range(scales)]
     specs += [InputSpec(f"meta{i}", 32, "metadata", i) for i in range(-(-chunks // 8))]
@@ -170,12 +204,21 @@ def inputs_from(layout: Sequence[InputSpec], values: Sequence[BV]) -> DotInputs:
                      groups["scale_b"], groups["metadata"])
 
 
-def output_width(desc: Descriptor) -> int:
-    return 16 if desc.d_type == "f16" else 32
+def operand_bits(desc: AnyDescriptor) -> int:
+    """Width of the A, B and C input words (32; 64 for F64 architecture datapaths)."""
+    return getattr(desc, "operand_bits", 32)
 
 
-def is_specified(desc: Descriptor) -> bool:
+def output_width(desc: AnyDescriptor) -> int:
+    """Width of the D word: the container of the D format (S32: 32)."""
+    fmt = FORMATS.get(desc.d_type)
+    return fmt.container_bits if isinstance(fmt, FloatFormat) else 32
+
+
+def is_specified(desc: AnyDescriptor) -> bool:
     """Whether this build of tcspec specifies ``desc``'s datapath."""
+    if isinstance(desc, ArchDescriptor):
+        return desc.algorithm in ALGORITHMS
     return desc.family in ("window", "integer", "block")
 
 
@@ -211,13 +254,17 @@ def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs, *, any_k: bool = Fa
     ``any_k`` the same arithmetic runs on any logical K that
     :func:`check_logical_k` accepts (a model of the datapath).
     """
-    if not is_specified(desc):
+    if isinstance(desc, ArchDescriptor):
+        algorithm_of(desc)
+    elif not is_specified(desc):
         raise NotImplementedError(f"datapath {desc.name} is not yet specified")
     if len(inputs.b) != len(inputs.a) or (len(inputs.a) != desc.k and not any_k):
         raise ValueError(f"{desc.name} takes K={desc.k}, got {len(inputs.a)} A and "
                          f"{len(inputs.b)} B lanes")
     if any_k:
         check_logical_k(desc, len(inputs.a))
+    if isinstance(desc, ArchDescriptor):
+        return build_arch_dot(ops, desc, inputs)
     if desc.sparse:
         return build_dot(ops, *compact_sparse(ops, desc, inputs), any_k=any_k)
     if desc.family == "integer":

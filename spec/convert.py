@@ -10,9 +10,11 @@ pattern. A zero after conversion is ``+0``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tcspec.spec.bitvec import BV, Ops
-from tcspec.spec.formats import FloatFormat
-from tcspec.spec.specials import infinity
+from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
+from tcspec.spec.specials import canonical_nan, infinity
 
 ROUNDINGS = ("rz", "rne")
 
@@ -68,3 +70,58 @@ def encode_float(ops: Ops, units: BV, q: BV, fmt: FloatFormat, rounding: str) ->
     ops.observe("convert", units=units, quantum=q, exponent=exponent, lsb=lsb, kept=n,
                 overflow=overflow, word=word, format=fmt, rounding=rounding)
     return word
+
+
+E8M13 = FloatFormat("f32_e8m13", 8, 13, 127, 22)
+"""F32's exponent range with 13 fraction bits: the Ada / Hopper fp8 accumulator output
+(SEMANTICS.md section 10), stored in the top 22 bits of an F32 word."""
+
+F32_WORD = FORMATS["f32"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """The rounding of an exact sum into a D word: a format and ``rz`` or ``rne``.
+
+    A narrower-than-container format (:data:`E8M13`) is rounded in its own precision and
+    placed in the top bits of its :attr:`word_format` word (low fraction bits zero).
+    """
+
+    fmt: FloatFormat
+    rounding: str
+
+    @property
+    def word_format(self) -> FloatFormat:
+        return F32_WORD if self.fmt == E8M13 else self.fmt  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        return f"{self.fmt.name}-{self.rounding}"
+
+
+def encode_output(ops: Ops, units: BV, q: BV, output: Output) -> BV:
+    """The ``output.word_format`` word of ``units * 2^q`` rounded as ``output`` says."""
+    word = encode_float(ops, units, q, output.fmt, output.rounding)
+    pad = output.word_format.container_bits - output.fmt.container_bits
+    if pad == 0:
+        return word
+    return ops.concat(word, ops.const(0, pad))
+
+
+def convert_word(ops: Ops, word: BV, src: FloatFormat, dst: FloatFormat) -> BV:
+    """A ``src`` word as the ``dst`` word of the same value (a widening, so exact): C read in
+    the D format (SEMANTICS.md section 10). NaN gives ``dst``'s canonical NaN; the sign of
+    zero and infinity is kept."""
+    if dst.frac_bits < src.frac_bits or dst.emin > src.emin:
+        raise ValueError(f"converting {src.name} to {dst.name} is not exact")
+    x = decode_float(ops, src, word)
+    width = dst.container_bits
+    magnitude = ops.zext(x.mag, x.mag.width + 1)
+    units = ops.ite(x.negative, ops.neg(magnitude), magnitude)
+    q = ops.sub(x.raw, src.frac_bits)
+    finite = encode_float(ops, units, q, dst, "rz")
+    sign = ops.ite(x.negative, ops.const(1 << (width - 1), width), ops.const(0, width))
+    finite = ops.ite(x.is_zero, sign, finite)
+    inf = ops.bvor(sign, infinity(dst, False))
+    return ops.ite(x.is_nan, ops.const(canonical_nan(dst), width),
+                   ops.ite(x.is_inf, inf, finite))

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tcspec.spec.accumulate import align_to_quantum, align_to_window, exact_product, exact_sum
-from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.accumulate import (
+    align_to_quantum,
+    align_to_window,
+    exact_product,
+    exact_sum,
+    masked_max,
+)
+from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import exact_group_sum
-from tcspec.spec.catalog import DotInputs
-from tcspec.spec.convert import encode_float
+from tcspec.spec.convert import Output, encode_output
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat
+from tcspec.spec.inputs import DotInputs
 from tcspec.spec.specials import apply_specials, decode_operands
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
@@ -40,11 +46,29 @@ def factor_exponent(ops: Ops, x: Decoded) -> BV:
     return ops.ite(x.is_zero, ops.const(ZERO_EXPONENT, EXP_WIDTH), x.raw)
 
 
+def window_top(ops: Ops, exponents: Sequence[BV], nonzero: Sequence[Bool], *,
+               zeros_in_max: bool, clamp: int | None) -> BV:
+    """``R``: the largest term exponent, zeros counted (MMA-Sim) or left out (B200, section
+    2.4), then raised to ``clamp`` when one is given."""
+    if zeros_in_max:
+        top = ops.smax_all(exponents)
+    else:
+        top, _ = masked_max(ops, exponents, nonzero)
+    return top if clamp is None else ops.smax(top, clamp)
+
+
 def mma_sim_window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
                        d_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV,
                        scale_a: Sequence[BV] = (), scale_b: Sequence[BV] = (),
-                       scale_format: FloatFormat | None = None, block: int = 1) -> BV:
-    """Unscaled paths and MXF8F6F4 (scales given): a 25-bit window over every term."""
+                       scale_format: FloatFormat | None = None, block: int = 1, *,
+                       window: int = WINDOW_BITS, zeros_in_max: bool = True,
+                       clamp: int | None = None, output: Output | None = None) -> BV:
+    """Unscaled paths and MXF8F6F4 (scales given): one ``window``-bit window over every term.
+
+    ``c`` is read in ``d_format``. The defaults are MMA-Sim's tcgen05 rules (F = 25, zeros
+    in the maximum, no clamp, the D format's rounding); other architectures and the
+    B200-derived candidates are other values (SEMANTICS.md sections 7 and 10).
+    """
     operands = decode_operands(ops, a_format, b_format, d_format, a, b, c, scale_format,
                                scale_a, scale_b)
     lanes_a, lanes_b, acc = operands.a, operands.b, operands.c
@@ -59,17 +83,26 @@ def mma_sim_window_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
         exponents = [ops.add(e, pairs[i // block].raw) for i, e in enumerate(exponents)]
     terms.append(acc.term)
     exponents.append(factor_exponent(ops, acc))
-    quantum = ops.sub(ops.smax_all(exponents), WINDOW_BITS)
-    units = [align_to_window(ops, term, quantum, WINDOW_BITS) for term in terms]
-    finite = encode_float(ops, exact_sum(ops, units), quantum, d_format,
-                          DESTINATIONS[d_format.name])
-    return apply_specials(ops, specials, finite, d_format)
+    top = window_top(ops, exponents, [t.nonzero for t in terms], zeros_in_max=zeros_in_max,
+                     clamp=clamp)
+    quantum = ops.sub(top, window)
+    units = [align_to_window(ops, term, quantum, window) for term in terms]
+    ops.observe("align", quantum=quantum, window=window, terms=terms, units=units,
+                rounding="rz")
+    out = output or Output(d_format, DESTINATIONS[d_format.name])
+    finite = encode_output(ops, exact_sum(ops, units), quantum, out)
+    return apply_specials(ops, specials, finite, out.word_format)
 
 
 def mma_sim_chunk_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
                       scale_format: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: BV,
-                      scale_a: Sequence[BV], scale_b: Sequence[BV], *, block: int) -> BV:
-    """MXF4, MXF4NVF4 and NVFP4: chunk terms anchored at their scale exponents, to F32 RZ."""
+                      scale_a: Sequence[BV], scale_b: Sequence[BV], *, block: int,
+                      window: int = CHUNK_WINDOW, zeros_in_max: bool = True) -> BV:
+    """MXF4, MXF4NVF4 and NVFP4: chunk terms anchored at their scale exponents, to F32 RZ.
+
+    ``zeros_in_max=False`` leaves all-zero chunks and a zero C out of ``R`` (the B200-derived
+    candidate of section 10).
+    """
     operands = decode_operands(ops, a_format, b_format, F32, a, b, c, scale_format,
                                scale_a, scale_b)
     lanes_a, lanes_b, acc = operands.a, operands.b, operands.c
@@ -87,13 +120,15 @@ def mma_sim_chunk_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
                                       pair, products))
         exponents.append(pair_exponents[start // block])
     exponents.append(factor_exponent(ops, acc))
-    quantum = ops.sub(ops.smax_all(exponents), CHUNK_WINDOW)
+    top = window_top(ops, exponents, [g.nonzero for g in chunks] + [acc.term.nonzero],
+                     zeros_in_max=zeros_in_max, clamp=None)
+    quantum = ops.sub(top, window)
 
     excess = (a_format.max_raw + 1) + (b_format.max_raw + 1) + (CHUNK - 1).bit_length() + 2
     units = [align_to_quantum(ops, g.negative, g.mag, g.exponent, quantum,
-                              max(CHUNK_WINDOW + excess, g.mag.width) + 1) for g in chunks]
-    units.append(align_to_window(ops, acc.term, quantum, CHUNK_WINDOW))
-    finite = encode_float(ops, exact_sum(ops, units), quantum, F32, "rz")
+                              max(window + excess, g.mag.width) + 1) for g in chunks]
+    units.append(align_to_window(ops, acc.term, quantum, window))
+    finite = encode_output(ops, exact_sum(ops, units), quantum, Output(F32, "rz"))
     return apply_specials(ops, specials, finite, F32)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcspec.spec.catalog import CATALOG, HARDWARE_VALIDATED, descriptor_of, lookup
+from tcspec.spec.catalog import CATALOG, HARDWARE_VALIDATED, TCGEN05, descriptor_of, lookup
 from tcspec.spec.descriptor import resolve
 
 
@@ -65,6 +65,8 @@ def test_catalog_holds_the_46_hardware_datapaths_by_canonical_name():
         assert CATALOG[name].descriptor.name == name
     for name, entry in CATALOG.items():
         assert entry.descriptor.name == name
+    for entry in TCGEN05.values():
+        assert entry.arch == "sm_100" and entry.instruction == "tcgen05"
         assert resolve(**entry.descriptor.fields(), sparse=entry.descriptor.sparse) == \
             entry.descriptor
 
