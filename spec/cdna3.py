@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.convert import encode_float
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term
+from tcspec.spec.inputs import DotInputs
 from tcspec.spec.mmasim import factor_exponent
 from tcspec.spec.specials import Specials, apply_specials, decode_operands
 
@@ -172,3 +174,9 @@ def cdna3_dot(ops: Ops, a_format: str, b_format: str, a: Sequence[BV], b: Sequen
                           b[start:start + params.group], acc, params)
         ops.observe("cdna3-group", start=start, acc=acc)
     return acc
+
+
+def cdna3_rd_dot(ops: Ops, desc: Any, inputs: DotInputs) -> BV:
+    """Family ``cdna3-rd``: ``desc.params`` is the instruction's :class:`Cdna3Params`."""
+    return cdna3_dot(ops, desc.a_format, desc.b_format, inputs.a, inputs.b, inputs.c,
+                     desc.params)

@@ -13,16 +13,26 @@ and exponent arithmetic uses :data:`FMA_EXP_WIDTH` bits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.convert import encode_float
-from tcspec.spec.formats import FloatFormat, decode_float
+from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
+from tcspec.spec.inputs import DotInputs
 from tcspec.spec.specials import apply_specials, classify_specials
 
 FMA_EXP_WIDTH = 14
 """Signed exponent width of one FMA: FP64 product LSBs reach 2^-2148 and tops 2^2050."""
 
 FMA_FORMATS = ("f32", "f64")
+
+
+@dataclass(frozen=True)
+class FmaChainParams:
+    """An FMA chain of ``steps`` products, each one IEEE FMA in the D format (section 11.1)."""
+
+    steps: int
 
 
 def fma_register_bits(fmt: FloatFormat) -> int:
@@ -88,3 +98,10 @@ def fma_chain(ops: Ops, fmt: FloatFormat, a: Sequence[BV], b: Sequence[BV], c: B
         acc = fma_word(ops, fmt, x, y, acc)
         ops.observe("fma-step", step=k, acc=acc)
     return acc
+
+
+def fma_chain_dot(ops: Ops, desc: Any, inputs: DotInputs) -> BV:
+    """Family ``fma-chain``: ``desc``'s D format (f32 or f64) is every word's format."""
+    fmt = FORMATS[desc.d_type]
+    assert isinstance(fmt, FloatFormat)
+    return fma_chain(ops, fmt, inputs.a, inputs.b, inputs.c)
