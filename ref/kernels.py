@@ -43,6 +43,7 @@ import numpy as np
 from tcspec.ref import cgen
 from tcspec.ref.lanes import COMPARISONS, LaneFacts, analyse, strip_zext
 from tcspec.smt.trace import Node, walk
+from tcspec.spec.algorithms import c_exempt
 from tcspec.spec.catalog import input_layout
 from tcspec.spec.descriptor import Descriptor
 
@@ -782,6 +783,8 @@ def fast_kernel(desc: Descriptor, rows: int) -> Kernel | None:
     When no kernel can be built, NumPy runs and stderr says so once.
     """
     mode = kernels_mode()
+    if c_exempt(desc):
+        return None
     seen = _SEEN[desc] = _SEEN.get(desc, 0) + rows
     if mode == "off" or desc in _FAILED or (mode == "auto" and seen < CACHED_MIN_ROWS):
         return None

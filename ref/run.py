@@ -44,7 +44,7 @@ def run_numpy(desc: Descriptor, columns: Sequence[np.ndarray], rows: int) -> np.
     layout = input_layout(desc)
     values = [NUMPY.input(col, spec.width) for spec, col in zip(layout, columns, strict=True)]
     result = build_dot(NUMPY, desc, inputs_from(layout, values))
-    return NUMPY.values(result, rows).astype(np.uint32)
+    return NUMPY.values(result, rows).astype(np.uint64 if result.width > 32 else np.uint32)
 
 
 def _rows(array: np.ndarray | None, lanes: int) -> np.ndarray | None:

@@ -230,3 +230,48 @@ def vector_counts() -> tuple[dict[str, int], dict[str, int]]:
     for entry in index["files"]:
         reference[entry["datapath"]] = reference.get(entry["datapath"], 0) + entry["cases"]
     return frozen, reference
+
+
+def arch_vector_counts() -> dict[str, int]:
+    """Published-model (MMA-Sim) vectors per architecture datapath in ``ARCH_DIR``."""
+    index_path = ARCH_DIR / "INDEX.json"
+    if not index_path.exists():
+        return {}
+    counts = {entry["file"]: entry["count"]
+              for entry in json.loads(index_path.read_text(encoding="utf-8"))["files"]}
+    return {name: counts[path.name] for name, path in arch_vector_files().items()}
+
+
+def hardware_word_files() -> list[Path]:
+    """The files of hardware words of architectures other than B200 tcgen05 (``HARDWARE_DIR``)."""
+    return sorted(HARDWARE_DIR.glob("*.jsonl")) if HARDWARE_DIR.is_dir() else []
+
+
+def hardware_counts(paths: list[Path] | None = None) -> dict[str, dict[str, int]]:
+    """Hardware words per datapath and GPU (the ``gpu`` field) in the hardware files;
+    malformed lines are left out (``tcspec check`` names them)."""
+    counts: dict[str, dict[str, int]] = {}
+    for path in hardware_word_files() if paths is None else paths:
+        for record in read_vectors(path):
+            if isinstance(record, Record):
+                gpu = str(record.raw.get("gpu") or path.stem.upper())
+                per = counts.setdefault(record.datapath, {})
+                per[gpu] = per.get(gpu, 0) + 1
+    return counts
+
+
+def arch_vector_files() -> dict[str, Path]:
+    """The published-model vector file of each architecture datapath in ``ARCH_DIR``."""
+    index_path = ARCH_DIR / "INDEX.json"
+    if not index_path.exists():
+        return {}
+    files: dict[str, Path] = {}
+    for entry in json.loads(index_path.read_text(encoding="utf-8"))["files"]:
+        combination = entry["combination"]
+        try:
+            desc = arch_descriptor({**combination, "mmasim_qualifier": combination["qualifier"]})
+        except (ValueError, KeyError):
+            continue
+        if (ARCH_DIR / entry["file"]).exists():
+            files[desc.name] = ARCH_DIR / entry["file"]
+    return files

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 OUTPUT_NAME = "d"
 LEGALITY_NAME = "metadata_legal"
 FUNCTION_PREFIX = "tcgen05."
-"""SMT-LIB library functions are named ``tcgen05.`` plus the catalog name."""
+"""SMT-LIB library functions are named ``tcgen05.`` plus the catalog name (architecture
+datapaths of SEMANTICS.md section 10: ``tcspec.`` plus theirs)."""
+ARCH_FUNCTION_PREFIX = "tcspec."
 LEGALITY_SUFFIX = ".legal"
 SMTLIB_FORMS = ("library", "script")
 
@@ -45,7 +47,8 @@ class TracedFormula:
 
     @property
     def function_name(self) -> str:
-        return FUNCTION_PREFIX + self.descriptor.name
+        prefix = ARCH_FUNCTION_PREFIX if self.descriptor.family == "arch" else FUNCTION_PREFIX
+        return prefix + self.descriptor.name
 
     @property
     def metadata_inputs(self) -> tuple[Node, ...]:
@@ -84,7 +87,7 @@ class TracedFormula:
 
 def smtlib_library(descriptors: Sequence[Descriptor]) -> str:
     """One SMT-LIB2 file defining the library function of every datapath in ``descriptors``."""
-    header = [f"tcspec SMT-LIB function library: {len(descriptors)} tcgen05.mma datapath(s), "
+    header = [f"tcspec SMT-LIB function library: {len(descriptors)} datapath(s), "
               "QF_BV, one define-fun each (D = C + sum A[k] * B[k] on raw words)",
               f"tcspec {tcspec_version()}; docs/SEMANTICS.md sha256 {semantics_sha256()}",
               "load it before your own commands; it sets the logic QF_BV"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcspec.spec import amd, cdna3, fma_chain, fused_dot, nvidia
-from tcspec.spec.arch import ArchDescriptor
+from tcspec.spec.arch import ArchDescriptor, format_bits
 from tcspec.spec.bitvec import BV, Ops
 from tcspec.spec.inputs import DotInputs
 
@@ -45,7 +45,7 @@ register(Algorithm("fused-dot", fused_dot.fused_dot,
 register(Algorithm("fused-dot-block", fused_dot.fused_dot_block,
                    "NVIDIA block-scale fused dot-add: scaled window (K=32) or chunk terms (K=64)"))
 register(Algorithm("fma-chain", fma_chain.fma_chain_dot,
-                   "FP64/F32 FMA chain: one IEEE RNE fma per product, in K order", wide=True))
+                   "FP64/F32 FMA chain: one IEEE RNE fma per product, in K order"))
 register(Algorithm("cdna3-rd", cdna3.cdna3_rd_dot,
                    "CDNA3 fused dot: round-down groups of 4/8/16, F32 RNE between groups"))
 
@@ -64,3 +64,12 @@ def algorithm_of(desc: ArchDescriptor) -> Algorithm:
 def build_arch_dot(ops: Ops, desc: ArchDescriptor, inputs: DotInputs) -> BV:
     """The result word of an architecture datapath (its family's definition)."""
     return algorithm_of(desc).build(ops, desc, inputs)
+
+
+def c_exempt(desc: Any) -> bool:
+    """Whether the C kernels and the C export exempt ``desc``: 64-bit words, or a family
+    that needs values wider than 64 bits (section 10)."""
+    if not isinstance(desc, ArchDescriptor):
+        return False
+    family = ALGORITHMS.get(desc.algorithm)
+    return desc.operand_bits > 32 or format_bits(desc.d_type) > 32 or bool(family and family.wide)

@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,14 @@ from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import Descriptor, resolve
 from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
 from tcspec.spec.sparse import LEGAL_SELECTORS
-from tcspec.validate import FIRST_MISMATCHES, Mismatch, Report, check_file, print_report
+from tcspec.validate import (
+    FIRST_MISMATCHES,
+    Mismatch,
+    Report,
+    check_file,
+    check_files,
+    print_report,
+)
 from tcspec.words import EXIT_MISMATCH, EXIT_USAGE, ProgressLine, UsageError
 
 CATEGORIES = ("raw", "finite", "edge")
@@ -536,7 +544,14 @@ class ColumnFile:
 
 
 def is_column_dir(path: str | Path) -> bool:
-    return Path(path).is_dir()
+    """A ``tcspec gen --format npy-dir`` directory (it has ``descriptor.json``)."""
+    return Path(path).is_dir() and (Path(path) / DESCRIPTOR_FILE).exists()
+
+
+def line_files(path: str | Path) -> list[Path]:
+    """The vector line files (``*.jsonl``, ``*.jsonl.gz``) of a directory, sorted."""
+    path = Path(path)
+    return sorted([*path.glob("*.jsonl"), *path.glob("*.jsonl.gz")])
 
 
 def open_columns(path: str | Path) -> ColumnFile:
@@ -696,7 +711,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         path = Path(name)
-        if path.is_dir():
+        if path.is_dir() and not is_column_dir(path):
+            files = line_files(path)
+            if not files:
+                raise UsageError(f"{name} is neither a columnar directory (no {DESCRIPTOR_FILE}) "
+                                 "nor a directory of .jsonl/.jsonl.gz vector files")
+            report = check_files(files, _file_progress(name), args.jobs or 1, candidate.name)
+        elif path.is_dir():
             if args.model:
                 raise UsageError(f"--model applies to vector line files, not to the "
                                  f"columnar directory {name}")
@@ -727,6 +748,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif report.bad_lines and status == 0:
             status = EXIT_USAGE
     return status
+
+
+def _file_progress(name: str) -> Callable[[int, int, Path, Report], None]:
+    def progress(index: int, count: int, path: Path, part: Report) -> None:
+        print(f"\r{name}: {index}/{count} files", end="" if index < count else "\n",
+              file=sys.stderr, flush=True)
+    return progress
 
 
 def _check_on_dask(args: argparse.Namespace) -> int:

@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--candidates", action="store_true",
                    help="the candidate models of SEMANTICS.md section 7 and where they apply")
+    p.add_argument("--arch", metavar="ARCH", help="only this architecture's datapaths "
+                   "(sm_70 ... sm_120, cdna1..cdna3; sm_100 includes tcgen05)")
 
     p = sub.add_parser("eval", help="one dot product from hex words")
     _add_dot_arguments(p, required=True)

@@ -1,4 +1,5 @@
-"""``tcspec list``: every catalogued datapath (vectors, proof counts) or the candidate models."""
+"""``tcspec list``: every catalogued datapath (architecture, evidence, vectors, proof counts)
+or the candidate models."""
 
 from __future__ import annotations
 
@@ -6,11 +7,19 @@ import argparse
 import json
 
 from tcspec.proofs.runner import proof_counts
-from tcspec.ref.vectorfiles import vector_counts
+from tcspec.ref.vectorfiles import arch_vector_counts, hardware_counts, vector_counts
 from tcspec.spec.candidates import candidate_table
-from tcspec.spec.catalog import CATALOG
+from tcspec.spec.catalog import CATALOG, Datapath, datapaths_of
 
 FAMILY_LABELS = {"window": "float", "integer": "integer", "block": "block-scaled"}
+
+HARDWARE_B200 = "hardware words (B200)"
+REFERENCE_MODEL = "reference model"
+PUBLISHED_MODEL = "published model only"
+SPEC_ONLY = "specification only"
+"""Evidence levels, strongest first: words observed on a GPU; the sf-tensor reference model
+(reported to match B200 on 46 million cases); a published model (MMA-Sim) only; our own
+specification's words only."""
 
 
 def _list_candidates(as_json: bool) -> int:
@@ -26,47 +35,85 @@ def _list_candidates(as_json: bool) -> int:
     return 0
 
 
-def cmd_list(args: argparse.Namespace) -> int:
-    """``tcspec list``: the catalogue with vector and proof counts, or ``--candidates``."""
-    if args.candidates:
-        return _list_candidates(args.json)
+def evidence(entry: Datapath, frozen: dict[str, int], reference: dict[str, int],
+             arch: dict[str, int], hardware: dict[str, dict[str, int]]) -> str:
+    """The strongest evidence behind ``entry``'s rules."""
+    if entry.name in hardware:
+        return f"hardware words ({', '.join(sorted(hardware[entry.name]))})"
+    if entry.is_tcgen05:
+        if entry.name in frozen or entry.hardware_validated:
+            return HARDWARE_B200
+        if entry.name in reference:
+            return REFERENCE_MODEL
+        return SPEC_ONLY
+    return PUBLISHED_MODEL if entry.name in arch else SPEC_ONLY
+
+
+def _family(entry: Datapath) -> str:
+    desc = entry.descriptor
+    if not entry.is_tcgen05:
+        return desc.algorithm  # type: ignore[union-attr]
+    return ("sparse " if desc.sparse else "") + FAMILY_LABELS[desc.family]
+
+
+def rows_of(entries: list[Datapath]) -> list[dict[str, object]]:
+    """One row per datapath: architecture, family, K, evidence, vector and proof counts."""
     frozen, reference = vector_counts()
+    arch, hardware = arch_vector_counts(), hardware_counts()
     proofs = proof_counts()
     rows = []
-    for name, entry in CATALOG.items():
-        desc = entry.descriptor
+    for entry in entries:
+        desc, name = entry.descriptor, entry.name
         if name in frozen:
             status = "validated: B200 words"
         elif name in reference:
             status = "reference vectors"
+        elif name in arch:
+            status = "MMA-Sim vectors"
         else:
             status = "unvalidated"
-        if not desc.validated_shape:
+        if entry.is_tcgen05 and not desc.validated_shape:
             status = "unvalidated (no B200 word; modelled)"
         rows.append({
-            "name": name,
-            "family": ("sparse " if desc.sparse else "") + FAMILY_LABELS[desc.family],
-            "K": desc.k, "b200_words": frozen.get(name, 0),
-            "reference_vectors": reference.get(name, 0), "status": status,
+            "name": name, "arch": entry.arch, "instruction": entry.instruction,
+            "family": _family(entry), "K": desc.k,
+            "evidence": evidence(entry, frozen, reference, arch, hardware),
+            "b200_words": frozen.get(name, 0), "reference_vectors": reference.get(name, 0),
+            "arch_vectors": arch.get(name, 0),
+            "hardware_words": sum(hardware.get(name, {}).values()), "status": status,
             "hardware_validated_family": entry.hardware_validated,
             "specified": entry.specified,
             "proofs": proofs.get(name, {"proved": 0, "unknown": 0, "refuted": 0}),
         })
+    return rows
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """``tcspec list``: the catalogue with evidence, vector and proof counts (``--arch``: one
+    architecture), or ``--candidates``."""
+    if args.candidates:
+        return _list_candidates(args.json)
+    entries = datapaths_of(args.arch) if getattr(args, "arch", None) else list(CATALOG.values())
+    rows = rows_of(entries)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'datapath':28} {'family':19} {'K':>4} {'B200':>5} {'ref':>5}  "
-          f"{'status':38} proofs (proved/unknown)")
+    width = max(28, *(len(str(r["name"])) for r in rows))
+    print(f"{'datapath':{width}} {'arch':6} {'family':19} {'K':>3} {'B200':>4} {'ref':>4} "
+          f"{'arch':>4}  {'evidence':22} {'status':38} proofs (proved/unknown)")
     for row in rows:
         counts = row["proofs"]
         shown = f"{counts['proved']}/{counts['unknown']}" if any(counts.values()) else "-"
         if counts["refuted"]:
             shown += f" ({counts['refuted']} refuted)"
-        print(f"{row['name']:28} {row['family']:19} {row['K']:>4} {row['b200_words']:>5} "
-              f"{row['reference_vectors']:>5}  {row['status']:38} {shown}")
-    specified = sum(r["specified"] for r in rows)
-    print(f"\n{len(rows)} datapaths catalogued, {specified} specified in this build; "
-          f"{sum(r['hardware_validated_family'] for r in rows)} are the B200-validated "
-          "datapaths of SEMANTICS.md section 6. Proof counts come from proofs/REPORT.json "
-          "(`tcspec prove`).")
+        print(f"{row['name']:{width}} {row['arch']:6} {row['family']:19} {row['K']:>3} "
+              f"{row['b200_words']:>4} {row['reference_vectors']:>4} {row['arch_vectors']:>4}  "
+              f"{row['evidence']:22} {row['status']:38} {shown}")
+    specified = sum(bool(r["specified"]) for r in rows)
+    where = f" on {args.arch}" if getattr(args, "arch", None) else ""
+    print(f"\n{len(rows)} datapaths catalogued{where}, {specified} specified in this build; "
+          f"{sum(bool(r['hardware_validated_family']) for r in rows)} are the B200-validated "
+          "datapaths of SEMANTICS.md section 6. Evidence: hardware words > reference model > "
+          "published model only (MMA-Sim) > specification only. Proof counts come from "
+          "proofs/REPORT.json (`tcspec prove`).")
     return 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.api import mma_dot
-from tcspec.ref.vectorfiles import VECTOR_DIR, vector_counts
+from tcspec.ref.vectorfiles import VECTOR_DIR, arch_vector_counts, vector_counts
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import FORMATS, FloatFormat
@@ -61,9 +61,12 @@ def spec_vector(desc: Descriptor, rng: random.Random, finite: bool) -> dict[str,
 
 
 def unvectored() -> list[str]:
-    """Catalogued datapaths with neither a B200 word nor a reference vector."""
+    """Catalogued datapaths with neither a B200 word, a reference vector nor an
+    architecture (MMA-Sim) vector."""
     frozen, reference = vector_counts()
-    return [name for name in CATALOG if name not in frozen and name not in reference]
+    arch = arch_vector_counts()
+    return [name for name in CATALOG
+            if name not in frozen and name not in reference and name not in arch]
 
 
 def write_ours(count: int = 4, seed: int = 2026) -> list[Path]:

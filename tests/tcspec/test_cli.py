@@ -32,6 +32,21 @@ def test_list_shows_every_datapath_with_status(capsys):
     assert sum(r["hardware_validated_family"] for r in rows) == 46
     tf32 = next(r for r in rows if r["name"] == "dense-tf32")
     assert tf32["b200_words"] == 9 and tf32["reference_vectors"] == 600
+    assert tf32["arch"] == "sm_100" and tf32["evidence"] == "hardware words (B200)"
+    hopper = next(r for r in rows if r["name"] == "sm_90-mma-m16n8k16-f16-f16-c32-d32")
+    assert hopper["evidence"] == "published model only" and hopper["arch_vectors"] == 100
+
+
+def test_list_arch_shows_one_architecture_with_evidence(capsys):
+    code, out, _ = run(capsys, "list", "--arch", "sm_90", "--json")
+    rows = json.loads(out)
+    assert code == 0 and {r["arch"] for r in rows} == {"sm_90"}
+    assert {r["evidence"] for r in rows} == {"published model only"}
+    assert any(r["instruction"] == "wgmma" for r in rows)
+    code, out, _ = run(capsys, "list", "--arch", "sm_100")
+    assert "dense-tf32" in out and "sm_100-mma-m16n8k8-f16-f16-c32-d32" in out
+    code, _, err = run(capsys, "list", "--arch", "sm_33")
+    assert code == 2 and "unknown architecture 'sm_33'" in err
 
 
 def test_eval_prints_hex_and_value(capsys):

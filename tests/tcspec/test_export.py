@@ -18,7 +18,13 @@ import pytest
 
 from tcspec.export import C_HEADER, C_SOURCE, c_name, select, smtlib_text, write_c
 from tcspec.ours import OURS_DIR, unvectored
-from tcspec.ref.vectorfiles import FROZEN_FILE, REFERENCE_DIR, Record, read_vectors
+from tcspec.ref.vectorfiles import (
+    FROZEN_FILE,
+    REFERENCE_DIR,
+    Record,
+    arch_vector_files,
+    read_vectors,
+)
 from tcspec.smt.formula import traced
 from tcspec.smt.smtlib import literal
 from tcspec.smt.solve import SOLVERS, run_script
@@ -26,8 +32,9 @@ from tcspec.spec.catalog import CATALOG, input_layout
 from tcspec.spec.provenance import semantics_sha256
 
 HANDFUL = ["dense-tf32", "sparse-nvfp4", "mixed-e2m1-e4m3-f16", "i8-s8-u8-saturate",
-           "dense-mx-e4m3-e5m2"]
-"""Float, sparse block-scaled, F16 D, integer, and an ``ours``-only datapath."""
+           "dense-mx-e4m3-e5m2", "sm_80-mma-m16n8k16-f16-f16-c16-d16"]
+"""Float, sparse block-scaled, F16 D, integer, an ``ours``-only datapath, and an Ampere
+split-K one (F16 rounding between its two steps; MMA-Sim's vectors)."""
 
 C_FLAGS = ["-std=c99", "-O2", "-Wall", "-Werror"]
 
@@ -35,7 +42,8 @@ C_FLAGS = ["-std=c99", "-O2", "-Wall", "-Werror"]
 def vectors_for(name: str, limit: int) -> list[Record]:
     """B200 words first, then reference vectors, then ours: at most ``limit`` records."""
     found: list[Record] = []
-    sources = [FROZEN_FILE, REFERENCE_DIR / f"{name}.jsonl.gz", OURS_DIR / f"{name}.jsonl"]
+    sources = [FROZEN_FILE, REFERENCE_DIR / f"{name}.jsonl.gz", OURS_DIR / f"{name}.jsonl",
+               *[p for n, p in arch_vector_files().items() if n == name]]
     for path in sources:
         if not path.is_file():
             continue
