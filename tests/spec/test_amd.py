@@ -27,7 +27,10 @@ from tcspec.ref.batch import NumpyOps
 from tcspec.ref.compiled import python_source
 from tcspec.smt.trace import TraceOps
 from tcspec.spec import cdna3
-from tcspec.spec.fma_chain import fma_chain, fma_word
+from tcspec.spec import fma_chain as fma_chain_module
+from tcspec.spec.accumulate import exact_product
+from tcspec.spec.exact import operand_range, place_exactly, product_range, round_exact
+from tcspec.spec.fma_chain import fma_chain, fma_finite, fma_word
 from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
 from tcspec.spec.scalar import SCALAR
 
@@ -325,6 +328,57 @@ def test_fma_sticky_bit_breaks_a_tie():
     assert SCALAR.value(step) == 0x4B800001
     step = fma_word(SCALAR, F32, *(SCALAR.const(w, 32) for w in (a, b, tiny | 1 << 31)))
     assert SCALAR.value(step) == 0x4B800000
+
+
+def _fma_register_mismatches(fmt: FloatFormat, a_words) -> int:
+    """How many finite triples (a in ``a_words``, every b and c) the register's word differs
+    on from the exact sum rounded once (:func:`spec.exact.round_exact`), on NumPy lanes."""
+    n = 1 << fmt.container_bits
+    words = np.arange(n, dtype=np.uint64)
+    bad = 0
+    for a in a_words:
+        ops = NumpyOps()
+        x, y, z = (decode_float(ops, fmt, ops.input(v, fmt.container_bits)) for v in (
+            np.full(n * n, a, dtype=np.uint64), np.repeat(words, n), np.tile(words, n)))
+        word, _ = fma_finite(ops, fmt, x, y, z)
+        exact = place_exactly(ops, [exact_product(ops, x.term, y.term), z.term],
+                              [product_range(fmt, fmt), operand_range(fmt)])
+        finite = ops.and_(*(ops.not_(ops.or_(d.is_nan, d.is_inf)) for d in (x, y, z)))
+        differs = ops.and_(finite, ops.ne(word, round_exact(ops, exact, fmt, "rne")))
+        bad += int(np.broadcast_to(differs.node, (n * n,)).sum())
+    return bad
+
+
+E5M2_SAMPLE = range(0, 256, 7)
+
+
+def test_fma_register_rounds_like_the_exact_sum_on_e5m2_triples():
+    """The register argument of section 11.1 is generic in the precision: on the IEEE e5m2
+    row (3-bit significands, the full exponent range) the register's word is the exact sum
+    rounded once; without the sticky half unit, or with ``W = p + 1``, it is not."""
+    e5m2 = FORMATS["e5m2"]
+    assert isinstance(e5m2, FloatFormat)
+    assert _fma_register_mismatches(e5m2, E5M2_SAMPLE) == 0
+
+
+def test_fma_register_breakers_are_caught(monkeypatch):
+    e5m2 = FORMATS["e5m2"]
+    assert isinstance(e5m2, FloatFormat)
+    aligned = fma_chain_module._aligned
+    monkeypatch.setattr(fma_chain_module, "_aligned",
+                        lambda ops, *args: (aligned(ops, *args)[0], ops.false()))
+    assert _fma_register_mismatches(e5m2, E5M2_SAMPLE) > 0
+    monkeypatch.undo()
+    monkeypatch.setattr(fma_chain_module, "fma_register_bits", lambda fmt: 2 * fmt.sig_bits + 1)
+    assert _fma_register_mismatches(e5m2, [1, 96, 129, 240]) > 0
+
+
+@pytest.mark.full
+def test_fma_register_rounds_like_the_exact_sum_on_every_e5m2_triple():
+    """All 2^24 triples (about 30 s)."""
+    e5m2 = FORMATS["e5m2"]
+    assert isinstance(e5m2, FloatFormat)
+    assert _fma_register_mismatches(e5m2, range(256)) == 0
 
 
 def test_fma_chain_rounds_after_every_product():
