@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tcspec.spec import amd, fused_dot, nvidia
+from tcspec.spec import amd, cdna3, fma_chain, fused_dot, nvidia
 from tcspec.spec.arch import ArchDescriptor, format_bits
 from tcspec.spec.bitvec import BV, Ops
 from tcspec.spec.inputs import DotInputs
@@ -44,7 +44,10 @@ register(Algorithm("fused-dot", fused_dot.fused_dot,
                    "NVIDIA fused dot-add: one window of F bits, split-K steps, D rounding"))
 register(Algorithm("fused-dot-block", fused_dot.fused_dot_block,
                    "NVIDIA block-scale fused dot-add: scaled window (K=32) or chunk terms (K=64)"))
-# fma-chain (spec/fma_chain.py) and cdna3-rd (spec/cdna3.py) register here (branch i20amd).
+register(Algorithm("fma-chain", fma_chain.fma_chain_dot,
+                   "FP64/F32 FMA chain: one IEEE RNE fma per product, in K order"))
+register(Algorithm("cdna3-rd", cdna3.cdna3_rd_dot,
+                   "CDNA3 fused dot: round-down groups of 4/8/16, F32 RNE between groups"))
 
 ARCH_DATAPATHS: list[ArchDescriptor] = [*nvidia.DATAPATHS, *amd.DATAPATHS]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcspec.spec.bitvec import BV, Ops
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, decode_float
+from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
 from tcspec.spec.specials import canonical_nan, infinity
 
 ROUNDINGS = ("rz", "rne")
@@ -41,13 +41,14 @@ def encode_float(ops: Ops, units: BV, q: BV, fmt: FloatFormat, rounding: str) ->
     """The ``fmt`` word for the signed value ``units * 2^q`` (``fmt.container_bits`` wide).
 
     ``rounding`` is ``"rz"`` (truncate) or ``"rne"``. Overflow gives the
-    signed infinity, never the largest finite value.
+    signed infinity, never the largest finite value. Exponent arithmetic has
+    ``q``'s width (``EXP_WIDTH``; wider for FP64, SEMANTICS.md section 11.1).
     """
     if rounding not in ROUNDINGS:
         raise ValueError(f"unknown rounding {rounding!r}")
     negative = ops.sign(units)
     magnitude = ops.abs_signed(units)
-    length = ops.bitlen(magnitude, EXP_WIDTH)
+    length = ops.bitlen(magnitude, q.width)
     exponent = ops.add(ops.sub(length, 1), q)
     lsb_min = fmt.emin - fmt.frac_bits
     lsb = ops.smax(ops.sub(exponent, fmt.frac_bits), lsb_min)
@@ -57,7 +58,7 @@ def encode_float(ops: Ops, units: BV, q: BV, fmt: FloatFormat, rounding: str) ->
         n = ops.shift_signed(register, shift)
     else:
         n = shift_round_nearest_even(ops, register, shift)
-    word_width = EXP_WIDTH + fmt.frac_bits + 2
+    word_width = q.width + fmt.frac_bits + 2
     field = ops.shl(ops.zext(ops.sub(lsb, lsb_min), word_width), fmt.frac_bits)
     body = ops.add(field, ops.resize_unsigned(n, word_width))
     overflow = ops.uge(body, infinity(fmt, False))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from tcspec.spec.formats import ALIASES, FORMATS, IntFormat
+from tcspec.spec.formats import ALIASES, ARCH_ONLY_FORMATS, FORMATS, IntFormat
 
 F8F6F4 = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 D_TYPES = ("f32", "f16", "s32")
@@ -116,8 +116,9 @@ def _format_name(field: str, value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{field} must be a format name, got {value!r}")
     key = ALIASES.get(value.lower(), value.lower())
-    if key not in FORMATS or key in ("f32", "ue8m0", "ue4m3"):
-        operand = sorted(n for n in FORMATS if n not in ("f32", "ue8m0", "ue4m3"))
+    excluded = ("f32", "ue8m0", "ue4m3", *ARCH_ONLY_FORMATS)
+    if key not in FORMATS or key in excluded:
+        operand = sorted(n for n in FORMATS if n not in excluded)
         raise ValueError(f"unknown {field} {value!r} (operand formats: {', '.join(operand)})")
     return key
 

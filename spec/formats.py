@@ -26,7 +26,8 @@ class FloatFormat:
     """A binary floating-point container format.
 
     ``specials``: ``"ieee"`` (all-ones exponent is Inf or NaN), ``"max_nan"``
-    (only the all-ones pattern is NaN, no Inf) or ``"none"``.
+    (only the all-ones pattern is NaN, no Inf), ``"fnuz"`` (only the
+    negative-zero pattern is NaN: no Inf, no negative zero) or ``"none"``.
     ``cleared_bits`` low fraction bits of the container are zeroed before
     classifying (tf32: 13, bf16: 16). ``subnormals=False`` means a zero
     exponent field is an ordinary binade (UE8M0: 0x00 is 2^-127).
@@ -89,6 +90,10 @@ FORMATS: dict[str, FloatFormat | IntFormat] = {
         FloatFormat("e3m2", 3, 2, 3, 6, specials="none"),
         FloatFormat("e2m1", 2, 1, 1, 4, specials="none"),
         FloatFormat("f32", 8, 23, 127, 32),
+        FloatFormat("xf32", 8, 10, 127, 32, cleared_bits=13),
+        FloatFormat("f64", 11, 52, 1023, 64),
+        FloatFormat("e4m3fnuz", 4, 3, 8, 8, specials="fnuz"),
+        FloatFormat("e5m2fnuz", 5, 2, 16, 8, specials="fnuz"),
         FloatFormat("ue8m0", 8, 0, 127, 8, signed=False, specials="max_nan", subnormals=False),
         FloatFormat("ue4m3", 4, 3, 7, 7, signed=False, specials="max_nan"),
         IntFormat("u8", 8, signed=False),
@@ -98,6 +103,10 @@ FORMATS: dict[str, FloatFormat | IntFormat] = {
 
 ALIASES = {"fp8": "e4m3", "fp4": "e2m1"}
 """Spellings of SEMANTICS.md section 6 that name a row under another name."""
+
+ARCH_ONLY_FORMATS = ("xf32", "f64", "e4m3fnuz", "e5m2fnuz")
+"""Rows no tcgen05 datapath reads (SEMANTICS.md section 11): CDNA3's xf32 (tf32's layout:
+the low 13 bits of the F32 word cleared) and fnuz FP8, and the FP64 FMA chains."""
 
 
 def format_named(name: str) -> FloatFormat | IntFormat:
@@ -183,6 +192,9 @@ def decode_float(ops: Ops, fmt: FloatFormat, word: BV) -> Decoded:
     elif fmt.specials == "max_nan":
         is_inf = ops.false()
         is_nan = ops.and_(exp_is_max, frac_is_max)
+    elif fmt.specials == "fnuz":
+        is_inf = ops.false()
+        is_nan = ops.eq(bits, 1 << (fmt.container_bits - 1))
     else:
         is_inf = is_nan = ops.false()
 
@@ -193,6 +205,8 @@ def decode_float(ops: Ops, fmt: FloatFormat, word: BV) -> Decoded:
         mag = ops.concat(hidden, frac) if frac is not None else hidden
         raw = ops.ite(exp_is_zero, ops.const(fmt.min_raw, EXP_WIDTH), exp_wide - fmt.bias)
         is_zero = ops.and_(exp_is_zero, frac_is_zero)
+        if fmt.specials == "fnuz":
+            is_zero = ops.and_(is_zero, ops.not_(negative))
     else:
         mag = ops.concat(ops.const(1, 1), frac) if frac is not None else ops.const(1, 1)
         raw = exp_wide - fmt.bias

@@ -25,7 +25,7 @@ SEMANTICS_FILE = Path(__file__).with_name("SEMANTICS.md")
 ROLE_LABELS = {"a": "A words", "b": "B words", "c": "C word", "scale_a": "A scale bytes",
                "scale_b": "B scale bytes", "metadata": "sparse metadata words"}
 
-D_LABELS = {"f32": "F32 word", "f16": "F16 word (16 bits)",
+D_LABELS = {"f32": "F32 word", "f16": "F16 word (16 bits)", "f64": "F64 word (64 bits)",
             "s32": "S32 word (two's complement)"}
 
 
