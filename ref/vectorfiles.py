@@ -117,6 +117,21 @@ def _parse_arch_record(obj: dict[str, Any], line: int) -> Record:
     return Record(line, desc.name, desc, words, expected, name, source, [], obj)
 
 
+def _parse_named_arch_record(obj: dict[str, Any], fields: dict[str, Any], line: int) -> Record:
+    """A shared-format line (``datapath`` + ``descriptor``) of an architecture datapath, as
+    ``tcspec probe`` and ``eval --json`` write them: the name decides, the fields must agree."""
+    name = obj.get("datapath")
+    if name not in ARCH_CATALOG:
+        raise ValueError(f"datapath {name!r} is not a catalogued architecture datapath")
+    desc = ARCH_CATALOG[name].descriptor
+    if fields != desc.fields():
+        raise ValueError(f"descriptor does not match {name}'s: {desc.fields()}")
+    words = prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
+                        obj.get("scale_b"))
+    expected = _expected(obj["expected"], output_width(desc))
+    return Record(line, name, desc, words, expected, obj.get("name"), obj.get("source"), [], obj)
+
+
 def _expected(expected: Any, width: int) -> int:
     if isinstance(expected, bool) or not isinstance(expected, int) or not (
             0 <= expected < (1 << width)):
@@ -144,6 +159,8 @@ def parse_record(obj: Any, line: int) -> Record:
     fields = obj["descriptor"]
     if not isinstance(fields, dict):
         raise ValueError(f"descriptor must be an object, got {fields!r}")
+    if "arch" in fields:
+        return _parse_named_arch_record(obj, fields, line)
     unknown = sorted(set(fields) - set(DESCRIPTOR_FIELDS))
     if unknown:
         raise ValueError(f"unknown descriptor field(s) {', '.join(unknown)}")

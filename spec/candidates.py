@@ -1,4 +1,4 @@
-"""Candidate models of tcgen05 arithmetic, for probes (SEMANTICS.md section 7).
+"""Candidate models of tcgen05 arithmetic, for probes (SEMANTICS.md sections 7 and 10).
 
 Every candidate is a model of one dot product written over the same ``ops``
 as the hardware model, so it runs on every backend and lowers to the solver.
@@ -9,7 +9,9 @@ sections 2-5 on every datapath (``window`` is its alias on the unscaled ones).
 
 A candidate is defined on dense datapaths; on a sparse datapath it runs on
 the active operands that the metadata selects (section 5), like the
-hardware model.
+hardware model. On the architecture datapaths of section 10 ``hardware`` is their own
+definition (MMA-Sim's rules until hardware words say otherwise), and ``b200-zeros``,
+``b200-clamp`` and ``b200-rules`` put B200's rules beside it.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ from tcspec.spec.exact import exact_dot
 from tcspec.spec.formats import FORMATS, FloatFormat
 from tcspec.spec.mmasim import mma_sim_dot
 from tcspec.spec.twostage import two_stage_dot
-from tcspec.spec.window import WINDOW_BITS, default_clamp, window_dot
+from tcspec.spec.window import WINDOW_BITS, WINDOW_CLAMP, default_clamp, window_dot
 
 DenseModel = Callable[[Ops, Descriptor, DotInputs], BV]
 """A model of a dense datapath: ``(ops, dense descriptor, inputs) -> result word``."""
 
 HARDWARE = "hardware"
+NVIDIA_FUSED = ("fused-dot", "fused-dot-block")
+NVIDIA_ARCH_PATHS = "NVIDIA fused dot-add datapaths of other architectures (section 10)"
 NVFP4_PATHS = "dense-nvfp4, dense-mxf4nvf4-4x-ue4m3 and their sparse siblings"
 UNSCALED_FLOAT = "unscaled float datapaths (tf32, bf16, f16, f8f6f4, mixed), F32 and F16 D"
 ALIASES = {"window": HARDWARE}
@@ -118,6 +122,27 @@ def block_model(rules: BlockRules) -> DenseModel:
     return dense
 
 
+def is_nvidia_fused(desc: Descriptor) -> bool:
+    """The NVIDIA fused dot-add architecture datapaths (section 10): ``fused-dot`` and
+    ``fused-dot-block``."""
+    return desc.family == "arch" and desc.algorithm in NVIDIA_FUSED  # type: ignore[attr-defined]
+
+
+def is_nvidia_fused_tf32_or_bf16(desc: Descriptor) -> bool:
+    return is_nvidia_fused(desc) and desc.a_format in ("tf32", "bf16")
+
+
+def arch_rules_model(**rules: object) -> DenseModel:
+    """An architecture datapath's own definition with other parameter values (section 10):
+    the B200-derived rules as candidates beside MMA-Sim's."""
+
+    def dense(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+        changed = replace(desc, params=replace(desc.params, **rules))  # type: ignore[call-arg,attr-defined]
+        return build_dot(ops, changed, inputs)
+
+    return dense
+
+
 def is_dense_float(desc: Descriptor) -> bool:
     """Dense unscaled float and block-scaled datapaths (MMA-Sim models no sparse ones)."""
     return not desc.sparse and desc.family in ("window", "block")
@@ -125,6 +150,17 @@ def is_dense_float(desc: Descriptor) -> bool:
 
 def _everywhere(desc: Descriptor) -> bool:
     return True
+
+
+def _mma_sim_applies(desc: Descriptor) -> bool:
+    return is_dense_float(desc) or is_nvidia_fused(desc)
+
+
+def _mma_sim_model(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+    """MMA-Sim's tcgen05 model; an architecture datapath's own definition (MMA-Sim's rules)."""
+    if desc.family == "arch":
+        return build_dot(ops, desc, inputs)
+    return mma_sim_dot(ops, desc, inputs)
 
 
 CANDIDATES: dict[str, Candidate] = {}
@@ -135,7 +171,8 @@ def register(candidate: Candidate) -> Candidate:
     return candidate
 
 
-register(Candidate(HARDWARE, "the B200 model of SEMANTICS.md sections 2-5", "every datapath",
+register(Candidate(HARDWARE, "the B200 model of SEMANTICS.md sections 2-5 (on the architecture "
+                   "datapaths: their section-10 definition)", "every datapath",
                    _everywhere, build_dot))
 register(Candidate("exact-rne", "C + every product summed exactly, rounded once (RNE)",
                    UNSCALED_FLOAT, is_unscaled_float, exact_model("rne")))
@@ -159,9 +196,20 @@ register(Candidate("nvfp4-per-product", "NVFP4 with products truncated one by on
 register(Candidate("nvfp4-k16", "NVFP4 with exact product groups of 16 instead of 4",
                    NVFP4_PATHS, is_ue4m3_nvfp4,
                    block_model(replace(NVFP4_RULES, product_group=16))))
+register(Candidate("b200-zeros", "an architecture's fused dot-add with B200's rule: zero terms "
+                   "left out of the window maximum", NVIDIA_ARCH_PATHS, is_nvidia_fused,
+                   arch_rules_model(zeros_in_max=False)))
+register(Candidate("b200-clamp", "an architecture's fused dot-add with B200's -133 clamp of R",
+                   "tf32 and bf16 " + NVIDIA_ARCH_PATHS, is_nvidia_fused_tf32_or_bf16,
+                   arch_rules_model(clamp=WINDOW_CLAMP)))
+register(Candidate("b200-rules", "an architecture's fused dot-add with both B200 rules (zeros "
+                   "out of the maximum, the -133 clamp)", "tf32 and bf16 " + NVIDIA_ARCH_PATHS,
+                   is_nvidia_fused_tf32_or_bf16,
+                   arch_rules_model(zeros_in_max=False, clamp=WINDOW_CLAMP)))
 register(Candidate("mma-sim", "the published MMA-Sim model (microsoft/MMA-Sim @c785138)",
                    "every dense float and block-scaled datapath (unscaled, MXF8F6F4, MXF4, "
-                   "MXF4NVF4, NVFP4)", is_dense_float, mma_sim_dot))
+                   "MXF4NVF4, NVFP4); on the NVIDIA architecture datapaths of section 10 it "
+                   "is their definition", _mma_sim_applies, _mma_sim_model))
 
 
 def candidate_names(desc: Descriptor | None = None) -> list[str]:

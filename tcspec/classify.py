@@ -27,8 +27,11 @@ def family_of(desc: Descriptor) -> str:
     """The instruction family a datapath belongs to (dense and sparse together).
 
     Unscaled paths by operand kind (``tf32``, ``bf16``, ``f16``, ``f8f6f4``
-    with the mixed pairs), block-scaled paths by ``kind`` and scale format.
+    with the mixed pairs), block-scaled paths by ``kind`` and scale format, architecture
+    datapaths (SEMANTICS.md section 10) by architecture and instruction.
     """
+    if desc.family == "arch":
+        return f"{desc.arch} {desc.instruction}"  # type: ignore[attr-defined]
     if desc.family == "window":
         return desc.a_format if desc.kind in ("tf32", "f16") else "f8f6f4"
     if desc.family == "integer":
@@ -121,7 +124,7 @@ def classify_records(items: Iterable[Record | BadLine], candidates: Sequence[str
                 continue
             verdict.checked += 1
             word = compiled_model(name, desc)(*item.words)
-            if word != item.expected:
+            if not item.matches(word):
                 verdict.against.append((item, word))
     return result
 
