@@ -349,7 +349,7 @@ def _fma_register_mismatches(fmt: FloatFormat, a_words) -> int:
     return bad
 
 
-E5M2_SAMPLE = range(0, 256, 7)
+E5M2_SAMPLE = range(3, 256, 16)
 
 
 def test_fma_register_rounds_like_the_exact_sum_on_e5m2_triples():
