@@ -143,8 +143,8 @@ def decide(query: Query, solver: str, timeout: float) -> Outcome:
         return Outcome(query.name, UNKNOWN, solver, answer.seconds, answer.reason)
     holds, words = query.replay(answer.model)
     if not holds:
-        why = (f"the model of the query cut at {query.cut_at} is not a counterexample of "
-               "the property on the scalar lowering" if query.cut_at else
+        why = (f"the model of the query cut at {query.cut_at} does not replay on the "
+               "scalar lowering" if query.cut_at else
                "the model of the query with its products cut is not a counterexample of the "
                "real products" if query.cut_products else
                "the solver's model did not replay on the scalar lowering")
