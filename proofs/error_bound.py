@@ -19,6 +19,12 @@ ulp(D)), composed as :data:`COMPOSITION` states over the stage rebuild of
 ``proved`` (``unknown``, lemmas listed): issue 16 asks for it as a chain of
 queries; one query with the multipliers cut (:mod:`proofs.cutpoints`) and the
 reference of :mod:`proofs.reference` did not finish in 120 s even at K=2.
+:func:`bound_chain` is that chain, cut at ``build_dot``'s ``align`` and ``convert``
+stages, but it is not the row's check yet: on dense-tf32 at K=2 its ``window`` query
+proves in 0.1 s, while ``aligned``, ``sum`` and ``encode`` give no answer in 120 s and
+``bound`` (a triangle inequality) takes 97 s (bitwuzla, 2026-12-02). They state exact
+values in the reference's 543-bit register, and bit-blasting does not scale there: the
+bare triangle inequality on free 543-bit values is not decided in 60 s (32 bits: 10 s).
 The witness (property ``error-bound-witness``) is
 one query over the datapath and the wide sum: an input whose error is at
 least ``(n - 1) * 2^q`` with ``ulp(D) <= 4 * 2^q``, within one quantum and

@@ -550,7 +550,8 @@ def unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
                   cut_products=True)]
 
 
-def block_unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
+def block_unit_chain(desc: Descriptor, k: int, operand: str,
+                     flip_c: bool = True) -> list[Query]:
     """Sign symmetry of a block path as queries cut at the units its ``groups`` stage reports.
 
     ``quanta-agree``: in the two runs (signs flipped or not) both quanta and the
@@ -561,7 +562,8 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
     never the most negative value. ``word-negates``: the violation with every unit of the
     first run free (``v_i``; those of the chosen path not the most negative value), those
     of the flipped run ``-v_i`` and the quanta free, sound by the three before. Products
-    are cut in each (:mod:`proofs.cutpoints`).
+    are cut in each (:mod:`proofs.cutpoints`). ``flip_c=False`` leaves C alone (a property
+    that fails, for tests).
     """
     d_format = FORMATS[desc.d_type]
     assert isinstance(d_format, FloatFormat)
@@ -573,8 +575,8 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
     def runs(ops: Ops, values: Variables) -> tuple[BV, BV, dict, dict]:
         inputs = dot_inputs(desc, k, values)
         lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
-        flipped = dataclasses.replace(inputs, c=_flip(ops, inputs.c, c_bit),
-                                      **{operand: lanes})
+        c = _flip(ops, inputs.c, c_bit) if flip_c else inputs.c
+        flipped = dataclasses.replace(inputs, c=c, **{operand: lanes})
         d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
         d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
         return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),

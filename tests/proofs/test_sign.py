@@ -122,3 +122,35 @@ def test_the_unit_chain_proves_tf32_and_the_lane_0_breaker_stops_it(monkeypatch)
     monkeypatch.setattr(accumulate, "max_raw", lambda ops, terms: original(ops, terms[1:]))
     broken = check(desc, 2, FAST)
     assert broken.result != PROVED, broken.detail
+
+
+def test_block_chain_is_not_proved_when_c_keeps_its_sign() -> None:
+    """A refuted lemma of the block chain stops the row, naming the lemma and its replayed
+    words; the row is ``refuted`` only when those words violate the property."""
+    from tcspec.proofs.core import check_queries
+    from tcspec.proofs.sign import block_unit_chain
+
+    desc = _desc("dense-nvfp4")
+    queries = block_unit_chain(desc, 16, "a", flip_c=False)
+    row = check_queries("sign-symmetry", desc, 16, queries, FAST, CHAIN)
+    assert row.result in (REFUTED, UNKNOWN) and "units-negate (a, quanta cut)" in row.detail
+    lemma_violated, _ = queries[1].replay(row.words)
+    assert lemma_violated
+    property_violated, _ = sign_query(desc, 16, "a", flip_c=False).replay(row.words)
+    assert property_violated == (row.result == REFUTED)
+
+
+def test_block_chain_lists_its_queries_in_order() -> None:
+    from tcspec.proofs.sign import block_unit_chain
+
+    names = [q.name for q in block_unit_chain(_desc("dense-mx-e4m3"), 32, "b")]
+    assert names == ["quanta-agree (b)", "units-negate (b, quanta cut)", "units-in-range (b)",
+                     "c-path-negates (b, units cut)", "product-path-negates (b, units cut)",
+                     "sum-negates (b, path sums cut)", "word-negates (b, sum cut)"]
+
+
+@pytest.mark.full
+def test_block_chain_proves_the_smallest_nvfp4_row() -> None:
+    row = check(_desc("dense-nvfp4"), 16, Settings(second_solver=None))
+    assert row.result == PROVED and row.method == CHAIN, row.detail
+    assert len(row.lemmas) == 14
