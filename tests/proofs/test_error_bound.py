@@ -124,7 +124,7 @@ def test_bound_chain_window_query_is_proved_and_its_hypothesis_witnessed() -> No
     from tcspec.proofs.error_bound import bound_chain
 
     queries = {q.name: q for q in bound_chain(_desc("dense-tf32"), 2)}
-    assert list(queries)[0] == "hypothesis satisfiable"
+    assert next(iter(queries)) == "hypothesis satisfiable"
     assert decide(queries["hypothesis satisfiable"], "bitwuzla", 60).result == WITNESS
     assert decide(queries["window"], "bitwuzla", 60).result == PROVED
     assert {"aligned", "sum (units cut)", "encode (sum cut)",
