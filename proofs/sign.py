@@ -8,10 +8,13 @@ makes this hold: a rounding mode that is not symmetric would break it. The
 property compares the specification with itself on changed inputs, so it
 needs no second formulation.
 
-Each row is two queries (flip A and C; flip B and C) over two runs of
-``build_dot``'s own DAG with its multipliers cut (:mod:`proofs.cutpoints`),
-method ``chain``; a row whose queries do not finish in half the row's time
-limit each is ``unknown``. The stage lemmas of the earlier argument stay in
+Each row is a chain (method ``chain``) over two runs of ``build_dot``'s own
+DAG, its multipliers cut (:mod:`proofs.cutpoints`), for A and C flipped and
+for B and C: on window paths :func:`unit_chain` (cut at the ``align`` stage's
+units and quantum, half the row's time limit per query), on block paths
+:func:`block_unit_chain` (cut at the ``groups`` stage's quanta, C-dominant
+choice, units and path sums, and at the ``convert`` stage's sum; each query
+its own time limit). The stage lemmas of the earlier argument stay in
 :func:`lemma_row` (never ``proved``: their composition, below, is prose):
 for the window datapaths and the MXF8F6F4 block paths, flipping a sign
 negates each aligned term and leaves every raw exponent (so the quantum)
