@@ -574,7 +574,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     never the most negative value. ``word-negates``: the violation with every unit of the
     first run free (``v_i``; those of the chosen path not the most negative value), those
     of the flipped run ``-v_i`` and the quanta free, sound by the three before. Products
-    are cut in each (:mod:`proofs.cutpoints`). ``flip_c=False`` leaves C alone (a property
+    are cut in each but ``units-in-range``, whose bound needs the real group products
+    (:mod:`proofs.cutpoints` keeps no magnitude law; the block paths' significands are
+    at most 4 bits wide). ``flip_c=False`` leaves C alone (a property
     that fails, for tests).
     """
     d_format = FORMATS[desc.d_type]
@@ -744,7 +746,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
                     units_negate(part), cut_products=True, lift=violated, cut_at="the quanta")
               for part in parts),
             *(Query(f"units-in-range ({operand}{label(part)})", "forall", variables,
-                    units_in_range(part), cut_products=True, lift=violated)
+                    units_in_range(part), lift=violated)
               for part in parts),
             Query(f"c-path-negates ({operand}, units cut)", "forall", variables,
                   path_negates(True), cut_products=True, cut_at="the units and quanta"),
