@@ -651,7 +651,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             if first[name].node.id in chosen or second[name].node.id in chosen:
                 raise InternalError(f"{desc.name}: two path sums share a node")
             chosen[first[name].node.id] = ops.variable(f"cut!{name}", first[name].width).node
-            chosen[second[name].node.id] = ops.variable(f"cut!{name}'",
+            chosen[second[name].node.id] = ops.variable(f"cut!{name}!flipped",
                                                         second[name].width).node
         premise_node = ops.and_(path_facts(ops, first, second),
                                 ops.iff(first["c_dominant"], second["c_dominant"])).node
