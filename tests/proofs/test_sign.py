@@ -124,7 +124,7 @@ def test_the_unit_chain_proves_tf32_and_the_lane_0_breaker_stops_it(monkeypatch)
     assert broken.result != PROVED, broken.detail
 
 
-def test_block_chain_is_not_proved_when_c_keeps_its_sign() -> None:
+def test_block_chain_is_not_proved_when_c_keeps_its_sign(tmp_path) -> None:
     """A refuted lemma of the block chain stops the row, naming the lemma and its replayed
     words; the row is ``refuted`` only when those words violate the property."""
     from tcspec.proofs.core import check_queries
@@ -140,6 +140,11 @@ def test_block_chain_is_not_proved_when_c_keeps_its_sign() -> None:
     assert lemma_violated
     property_violated, _ = sign_query(desc, 16, "a", flip_c=False).replay(row.words)
     assert property_violated == (row.result == REFUTED)
+    from tcspec.proofs.runner import write_report
+
+    write_report([row], FAST, row.seconds, tmp_path / "r.json", tmp_path / "r.md")
+    table = (tmp_path / "r.md").read_text()
+    assert "quanta-agree (a) (proved" in table and f"{failed['name']} ({failed['result']}" in table
 
 
 def test_block_chain_lists_its_queries_in_order() -> None:
