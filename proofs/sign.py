@@ -807,4 +807,4 @@ PROPERTIES = [Property(
     "NaN stays canonical)",
     ("spec.formats", "spec.specials", "spec.accumulate", "spec.convert", "spec.window",
      "spec.blockscaled"),
-    REQUIRED, applies, check, fast=(("dense-e2m1", 4), ("dense-mx-e4m3", 32)))]
+    REQUIRED, applies, check, fast=(("dense-e2m1", 4), ("dense-nvfp4", 16)))]
