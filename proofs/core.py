@@ -87,6 +87,12 @@ class Query:
     body: QueryBody
     cut_products: bool = False
     """Decide a ``forall`` query with its multipliers cut (:mod:`proofs.cutpoints`)."""
+    lift: QueryBody | None = None
+    """For a lemma of a chain: the property's violation, on which a replayed model of the
+    lemma is tried; the query is ``refuted`` only when that replays too."""
+    cut_at: str = ""
+    """For a query whose body cuts ``build_dot``'s DAG at stage nodes (and on the scalar
+    lowering returns the property's violation): what it cuts, for the report."""
 
     def trace(self) -> tuple[TraceOps, list[BV], Bool]:
         ops = TraceOps()
@@ -94,11 +100,13 @@ class Query:
         condition, _ = self.body(ops, values)
         return ops, list(values.values()), condition
 
-    def replay(self, model: dict[str, int]) -> tuple[bool, dict[str, int]]:
-        """The condition and shown words on the scalar lowering, at ``model``'s values."""
+    def replay(self, model: dict[str, int], body: QueryBody | None = None
+               ) -> tuple[bool, dict[str, int]]:
+        """The condition and shown words on the scalar lowering, at ``model``'s values
+        (of ``body``, default the query's own)."""
         values = {name: SCALAR.const(model.get(name, 0), width)
                   for name, width in self.variables}
-        condition, shown = self.body(SCALAR, values)
+        condition, shown = (body or self.body)(SCALAR, values)
         return bool(condition.node), {k: v.node for k, v in shown.items()}
 
 
@@ -135,10 +143,20 @@ def decide(query: Query, solver: str, timeout: float) -> Outcome:
         return Outcome(query.name, UNKNOWN, solver, answer.seconds, answer.reason)
     holds, words = query.replay(answer.model)
     if not holds:
-        why = ("the model of the query with its products cut is not a counterexample of the "
+        why = (f"the model of the query cut at {query.cut_at} does not replay on the "
+               "scalar lowering" if query.cut_at else
+               "the model of the query with its products cut is not a counterexample of the "
                "real products" if query.cut_products else
                "the solver's model did not replay on the scalar lowering")
         return Outcome(query.name, UNKNOWN, solver, answer.seconds, why, words)
+    if query.lift is not None and query.kind == "forall":
+        lifted, property_words = query.replay(answer.model, query.lift)
+        if not lifted:
+            inputs = {n: answer.model.get(n, 0) for n, _ in query.variables}
+            return Outcome(query.name, UNKNOWN, solver, answer.seconds,
+                           "the lemma is refuted by replayed words, which do not violate the "
+                           "property", {**inputs, **words})
+        words = property_words | {n: answer.model.get(n, 0) for n, _ in query.variables}
     result = REFUTED if query.kind == "forall" else WITNESS
     return Outcome(query.name, result, solver, answer.seconds, words=words)
 

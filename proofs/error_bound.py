@@ -19,6 +19,12 @@ ulp(D)), composed as :data:`COMPOSITION` states over the stage rebuild of
 ``proved`` (``unknown``, lemmas listed): issue 16 asks for it as a chain of
 queries; one query with the multipliers cut (:mod:`proofs.cutpoints`) and the
 reference of :mod:`proofs.reference` did not finish in 120 s even at K=2.
+:func:`bound_chain` is that chain, cut at ``build_dot``'s ``align`` and ``convert``
+stages, but it is not the row's check yet: on dense-tf32 at K=2 its ``window`` query
+proves in 0.1 s, while ``aligned``, ``sum`` and ``encode`` give no answer in 120 s and
+``bound`` (a triangle inequality) takes 97 s (bitwuzla, 2026-12-02). They state exact
+values in the reference's 543-bit register, and bit-blasting does not scale there: the
+bare triangle inequality on free 543-bit values is not decided in 60 s (32 bits: 10 s).
 The witness (property ``error-bound-witness``) is
 one query over the datapath and the wide sum: an input whose error is at
 least ``(n - 1) * 2^q`` with ``ulp(D) <= 4 * 2^q``, within one quantum and
@@ -29,9 +35,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tcspec.proofs import reference
 from tcspec.proofs.core import (
     LEMMAS,
     MONOLITHIC,
+    InternalError,
     Property,
     Query,
     Row,
@@ -40,8 +48,11 @@ from tcspec.proofs.core import (
     check_queries,
     dot_inputs,
     layout_variables,
+    run_dot,
 )
+from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.floor import floor_shift_holds
+from tcspec.proofs.reference import BoundParts, Fixed
 from tcspec.proofs.stages import (
     WindowRun,
     formats_of,
@@ -50,6 +61,7 @@ from tcspec.proofs.stages import (
     traced_inputs,
     window_stages,
 )
+from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.convert import encode_float
@@ -371,3 +383,173 @@ PROPERTIES = [
              "(within one quantum and ulp(D) of the bound)", COVERS, REQUIRED, applies,
              check_witness, fast=(("dense-e4m3", 2),)),
 ]
+
+
+# ------------------------------------------------------------------ the chain
+
+
+def _fixed_for_chain(desc: Descriptor, k: int, unit_width: int, sum_width: int) -> Fixed:
+    """:func:`proofs.reference.fixed_for`, checked to hold every unit and the sum of units
+    at the highest quantum exactly (the chain states ``u 2^q`` in it)."""
+    fixed = reference.fixed_for(desc.a_format, desc.b_format, desc.d_type, k)
+    _, high = reference.quantum_range(desc.a_format, desc.b_format, desc.d_type)
+    needed = max(unit_width, sum_width) + high - fixed.lsb + (k + 1).bit_length() + 2
+    return fixed if needed <= fixed.width else Fixed(fixed.lsb, needed)
+
+
+def _placed(ops: Ops, fixed: Fixed, units: BV, q: BV) -> BV:
+    """``units * 2^q`` (signed units) in ``fixed``'s register."""
+    shift = ops.resize_signed(ops.sub(q, fixed.lsb), fixed.width)
+    return ops.shl(ops.sext(units, fixed.width), shift)
+
+
+def _not_minimum(ops: Ops, x: BV) -> Bool:
+    return ops.ne(x, 1 << (x.width - 1))
+
+
+@dataclass(frozen=True)
+class ChainNodes:
+    """One traced run of ``build_dot`` and the reference bound, with the chain's conclusions
+    stated on their nodes (SEMANTICS.md sections 2.4-2.7)."""
+
+    parts: BoundParts
+    word: BV
+    units: list[BV]
+    align_q: BV
+    convert_q: BV
+    total: BV
+    window: Bool
+    aligned: Bool
+    no_wrap: Bool
+    summed: Bool
+    encoded: Bool
+
+
+def chain_nodes(ops: Ops, desc: Descriptor, k: int, values: Variables) -> ChainNodes:
+    """The conclusions of :func:`bound_chain`, on ``build_dot``'s own nodes (its ``align``
+    and ``convert`` stages) and on :mod:`proofs.reference`'s.
+
+    window: the quanta both stages use equal the reference quantum ``q`` (SEMANTICS
+    section 2.4), which is in its static range; aligned: every unit ``u_i`` is not the
+    minimum and ``|t_i - u_i 2^q| < 2^q`` (``t_i`` the reference term value); no-wrap: the
+    sum ``S`` the convert stage encodes is not the minimum; summed: ``|exact - S 2^q| <
+    n 2^q``; encoded: a finite D has ``|D - S 2^q| < ulp(D)``.
+    """
+    inputs = dot_inputs(desc, k, values)
+    d, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
+    word = ops.extract(d, 31, 0)
+    units = list(stages["align"]["units"])
+    align_q, convert_q = stages["align"]["quantum"], stages["convert"]["quantum"]
+    total = stages["convert"]["units"]
+    fixed = _fixed_for_chain(desc, k, max(u.width for u in units), total.width)
+    parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
+                                        inputs.b, inputs.c, word, fixed)
+    q = parts.quantum
+    low, high = reference.quantum_range(desc.a_format, desc.b_format, desc.d_type)
+    window = ops.and_(ops.eq(ops.resize_signed(align_q, q.width), q),
+                      ops.eq(ops.resize_signed(convert_q, q.width), q),
+                      ops.sge(q, low), ops.sle(q, high))
+    quantum = fixed.power(ops, q)
+    aligned = ops.and_(*[ops.and_(_not_minimum(ops, u), ops.ult(
+        ops.abs_signed(ops.sub(t, _placed(ops, fixed, u, q))), quantum))
+        for t, u in zip(parts.values, units)])
+    summed = ops.ult(ops.abs_signed(ops.sub(parts.exact, _placed(ops, fixed, total, q))),
+                     ops.mul(quantum, ops.const(len(units), fixed.width)))
+    d_error = ops.abs_signed(ops.sub(parts.d_value, _placed(ops, fixed, total, q)))
+    encoded = ops.implies(parts.applies, ops.ult(d_error, parts.ulp))
+    return ChainNodes(parts, word, units, align_q, convert_q, total, window, aligned,
+                      _not_minimum(ops, total), summed, encoded)
+
+
+CHAIN_DETAIL = (
+    "build_dot's own DAG cut at the units and quantum its align stage reports and the sum "
+    "and quantum its convert stage encodes; the exact side, the quantum and its range from "
+    "proofs/reference.py (SEMANTICS sections 1, 2.4-2.7). Each query assumes, on its cut "
+    "variables, exactly the conclusions earlier queries proved on the real nodes: window "
+    "(q_align = q_convert = q, q in range), aligned (|t_i - u_i 2^q| < 2^q, u_i not the "
+    "minimum), sum (U cut: S not the minimum, |exact - S 2^q| < n 2^q), encode (S, q cut: "
+    "|D - S 2^q| < ulp(D)), bound (D, S, exact, q cut: |D - exact| < n 2^q + ulp(D)); "
+    "every query under finite inputs with some term nonzero")
+
+
+def bound_chain(desc: Descriptor, k: int) -> list[Query]:
+    """The error bound as a chain of queries on ``build_dot``'s own DAG (:data:`CHAIN_DETAIL`).
+
+    Each later query replaces chosen nodes, at every occurrence, by free variables
+    (:func:`smt.trace.cut_nodes`) and assumes the earlier conclusions on them: the real
+    nodes are one instance of the variables, so each query's unsat answer holds of the
+    real DAG, and the last one is the property (SEMANTICS sections 2.4-2.7).
+    """
+    variables = layout_variables(desc, k)
+
+    def lift(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        nodes = chain_nodes(ops, desc, k, values)
+        return nodes.parts.violation, {"d": nodes.word, "quantum": nodes.parts.quantum}
+
+    def cut(ops: Ops, nodes: ChainNodes, chosen: dict[int, Node], premises: list[Bool],
+            conclusion: Bool) -> Bool:
+        roots = [nodes.parts.inputs_ok.node, conclusion.node, *(p.node for p in premises)]
+        new, _ = cut_nodes(roots, lambda n: chosen.get(n.id), ops=ops)
+        inputs_ok, concluded, *assumed = (ops.wrap_bool(r) for r in new)
+        return ops.and_(inputs_ok, *assumed, ops.not_(concluded))
+
+    def quantum_cut(ops: TraceOps, nodes: ChainNodes) -> dict[int, Node]:
+        q = ops.variable("cut!q", nodes.parts.quantum.width)
+        chosen = {nodes.parts.quantum.node.id: q.node}
+        for spec_q in (nodes.align_q, nodes.convert_q):
+            chosen[spec_q.node.id] = ops.resize_signed(q, spec_q.width).node
+        return chosen
+
+    def lemma(name: str, conclusion: str) -> Query:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            nodes = chain_nodes(ops, desc, k, values)
+            return ops.and_(nodes.parts.inputs_ok, ops.not_(getattr(nodes, conclusion))), {
+                "quantum": nodes.parts.quantum}
+        return Query(name, "forall", variables, body, cut_products=True, lift=lift)
+
+    def sum_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        if not isinstance(ops, TraceOps):
+            return lift(ops, values)
+        nodes = chain_nodes(ops, desc, k, values)
+        chosen = quantum_cut(ops, nodes)
+        for i, (t, u) in enumerate(zip(nodes.parts.values, nodes.units)):
+            for node, name in ((t, f"cut!t{i}"), (u, f"cut!u{i}")):
+                if node.node.id in chosen:
+                    raise InternalError(f"{desc.name}: two cut-points share a node")
+                chosen[node.node.id] = ops.variable(name, node.width).node
+        conclusion = ops.and_(nodes.no_wrap, nodes.summed)
+        return cut(ops, nodes, chosen, [nodes.window, nodes.aligned], conclusion), {}
+
+    def encode_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        if not isinstance(ops, TraceOps):
+            return lift(ops, values)
+        nodes = chain_nodes(ops, desc, k, values)
+        chosen = quantum_cut(ops, nodes)
+        chosen[nodes.total.node.id] = ops.variable("cut!s", nodes.total.width).node
+        return cut(ops, nodes, chosen, [nodes.window, nodes.no_wrap], nodes.encoded), {}
+
+    def bound_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        if not isinstance(ops, TraceOps):
+            return lift(ops, values)
+        nodes = chain_nodes(ops, desc, k, values)
+        chosen = quantum_cut(ops, nodes)
+        for node, name in ((nodes.total, "cut!s"), (nodes.parts.exact, "cut!exact"),
+                           (nodes.word, "cut!d")):
+            chosen[node.node.id] = ops.variable(name, node.width).node
+        violation = nodes.parts.violation
+        new, _ = cut_nodes([violation.node, nodes.window.node, nodes.summed.node,
+                            nodes.encoded.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.and_(*(ops.wrap_bool(r) for r in new)), {}
+
+    def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        nodes = chain_nodes(ops, desc, k, values)
+        return nodes.parts.applies, {"d": nodes.word}
+
+    return [Query("hypothesis satisfiable", "exists", variables, possible),
+            lemma("window", "window"), lemma("aligned", "aligned"),
+            Query("sum (units cut)", "forall", variables, sum_body,
+                  cut_at="the units and quantum"),
+            Query("encode (sum cut)", "forall", variables, encode_body,
+                  cut_at="the sum and quantum"),
+            Query("bound (D, sum, exact cut)", "forall", variables, bound_body,
+                  cut_at="D, the sum, the exact sum and the quantum")]

@@ -182,18 +182,58 @@ def fixed_for(a_format: str, b_format: str, c_format: str, k: int) -> Fixed:
     return Fixed(lsb, width)
 
 
-def error_bound_violation(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],
-                          b: Sequence[BV], c: BV, d: BV) -> tuple[Bool, dict[str, BV]]:
+def quantum_range(a_format: str, b_format: str, c_format: str) -> tuple[int, int]:
+    """Section 2.4: the quanta :func:`quantum` gives when some finite term is nonzero."""
+    (alo, ahi), (blo, bhi), (clo, chi) = (exponent_range(f) for f in
+                                          (a_format, b_format, c_format))
+    low, high = min(alo + blo, clo), max(ahi + bhi, chi)
+    if a_format in CLAMPED or b_format in CLAMPED:
+        low, high = max(low, WINDOW_CLAMP), max(high, WINDOW_CLAMP)
+    return low - WINDOW_FRACTION_BITS, high - WINDOW_FRACTION_BITS
+
+
+@dataclass(frozen=True)
+class BoundParts:
+    """The nodes of :func:`error_bound_violation`: each term's value, their exact sum, the
+    quantum, D's value and ulp, and where the bound applies (``inputs_ok``: finite inputs and
+    some term nonzero; ``applies``: that and a finite D)."""
+
+    fixed: Fixed
+    terms: list[Product]
+    values: list[BV]
+    exact: BV
+    quantum: BV
+    d_value: BV
+    ulp: BV
+    inputs_ok: Bool
+    applies: Bool
+    violation: Bool
+
+
+def error_bound_parts(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],
+                      b: Sequence[BV], c: BV, d: BV, fixed: Fixed | None = None) -> BoundParts:
     """Sections 2.4-2.7 as a bound: for finite inputs and a finite F32 ``d`` with some term
-    nonzero, ``|d - exact| < n 2^q + ulp(d)``; the violation and the words worth showing."""
-    terms, values = dot_terms(ops, a_format, b_format, "f32", a, b, c)
-    fixed = fixed_for(a_format, b_format, "f32", len(a))
+    nonzero, ``|d - exact| < n 2^q + ulp(d)`` (``fixed``: a wider register, default
+    :func:`fixed_for`)."""
+    terms, decoded = dot_terms(ops, a_format, b_format, "f32", a, b, c)
+    fixed = fixed or fixed_for(a_format, b_format, "f32", len(a))
     q = quantum(ops, terms, a_format in CLAMPED or b_format in CLAMPED)
     dv = decode(ops, "f32", d)
-    exact = ops.sum([fixed.value(ops, t) for t in terms])
-    error = ops.abs_signed(ops.sub(fixed.value(ops, as_term(dv)), exact))
-    bound = ops.add(ops.mul(fixed.power(ops, q), ops.const(len(terms), fixed.width)),
-                    fixed.power(ops, ops.sub(dv.raw, LAYOUTS["f32"].frac_bits)))
-    finite = ops.not_(ops.any_([ops.or_(v.nan, v.inf) for v in [*values, dv]]))
-    applies = ops.and_(finite, ops.any_(t.nonzero for t in terms))
-    return ops.and_(applies, ops.uge(error, bound)), {"d": d, "quantum": q}
+    values = [fixed.value(ops, t) for t in terms]
+    exact = ops.sum(values)
+    d_value = fixed.value(ops, as_term(dv))
+    ulp = fixed.power(ops, ops.sub(dv.raw, LAYOUTS["f32"].frac_bits))
+    error = ops.abs_signed(ops.sub(d_value, exact))
+    bound = ops.add(ops.mul(fixed.power(ops, q), ops.const(len(terms), fixed.width)), ulp)
+    finite = ops.not_(ops.any_([ops.or_(v.nan, v.inf) for v in decoded]))
+    inputs_ok = ops.and_(finite, ops.any_(t.nonzero for t in terms))
+    applies = ops.and_(inputs_ok, ops.not_(ops.or_(dv.nan, dv.inf)))
+    return BoundParts(fixed, terms, values, exact, q, d_value, ulp, inputs_ok, applies,
+                      ops.and_(applies, ops.uge(error, bound)))
+
+
+def error_bound_violation(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],
+                          b: Sequence[BV], c: BV, d: BV) -> tuple[Bool, dict[str, BV]]:
+    """The violation of :func:`error_bound_parts`' bound and the words worth showing."""
+    parts = error_bound_parts(ops, a_format, b_format, a, b, c, d)
+    return parts.violation, {"d": d, "quantum": parts.quantum}

@@ -226,7 +226,7 @@ def block_scaled_dot(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     ops.observe("groups", rules=rules, c_dominant=c_dominant, quantum=quantum, c_term=c_term,
                 c_groups=groups[rules.c_dominant_group], c_units=[*units_c, c_units_c],
                 product_groups=groups[rules.product_group], product_units=[*units_p, c_units_p],
-                c_quantum=q_c, product_quantum=q_p)
+                c_quantum=q_c, product_quantum=q_p, c_total=total_c, product_total=total_p)
     finite = encode_float(ops, total, quantum, F32, "rz")
 
     if rules.subnormal_floor is not None:

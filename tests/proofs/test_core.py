@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -14,11 +15,13 @@ from tcspec.proofs.core import (
     REFUTED,
     UNKNOWN,
     WITNESS,
+    Outcome,
     Query,
     Row,
     Settings,
     check_queries,
     decide,
+    row_from_outcomes,
 )
 from tcspec.smt.solve import SOLVERS, check_sat, run_script
 from tcspec.smt.trace import TraceOps
@@ -176,3 +179,40 @@ def test_a_failing_check_is_an_internal_error_never_a_row():
 
     with pytest.raises(InternalError, match="demo: the check failed: ZeroDivisionError"):
         timed(broken, "demo")
+
+
+def test_a_refuted_lemma_refutes_a_chain_only_when_its_words_violate_the_property():
+    """``Query.lift``: the lemma's replayed model is tried on the property's violation."""
+    false_lemma = _query("forall", lambda ops, x, y: ops.ult(ops.add(x, y), x))
+
+    def wraps(ops, values):
+        x, y = values["x"], values["y"]
+        return ops.ult(ops.add(x, y), y), {"sum": ops.add(x, y)}
+
+    def never(ops, values):
+        return ops.false(), {}
+
+    lifted = dataclasses.replace(false_lemma, lift=wraps)
+    outcome = decide(lifted, "bitwuzla", 30)
+    assert outcome.result == REFUTED and outcome.words["sum"] < outcome.words["y"]
+    row = check_queries("demo", TF32, 8, [lifted], Settings(second_solver=None), "chain")
+    assert row.result == REFUTED and row.words
+    unlifted = dataclasses.replace(false_lemma, lift=never)
+    outcome = decide(unlifted, "bitwuzla", 30)
+    assert outcome.result == UNKNOWN and "do not violate the property" in outcome.reason
+    assert {"x", "y"} <= set(outcome.words)
+    row = check_queries("demo", TF32, 8, [unlifted], Settings(second_solver=None), "chain")
+    assert row.result == UNKNOWN and "q: unknown" in row.detail
+
+
+def test_a_chain_needs_every_forall_query_proved_not_only_its_witness():
+    commutes = _query("forall", lambda ops, x, y: ops.ne(ops.add(x, y), ops.add(y, x)))
+    possible = _query("exists", lambda ops, x, y: ops.ult(ops.add(x, y), x))
+    slow = dataclasses.replace(commutes, name="slow")
+    row = check_queries("demo", TF32, 8, [possible, commutes], Settings(second_solver=None),
+                        "chain")
+    assert row.result == PROVED
+    outcomes = [decide(possible, "bitwuzla", 30), decide(commutes, "bitwuzla", 30)]
+    outcomes.append(Outcome(slow.name, UNKNOWN, "bitwuzla", 120.0, "no answer within 120s"))
+    row = row_from_outcomes("demo", TF32, 8, outcomes, "chain")
+    assert row.result == UNKNOWN and "slow: unknown" in row.detail

@@ -116,3 +116,16 @@ def test_required_rows(name: str) -> None:
 def test_witness_query_reaches_k_quanta_at_full_tf32() -> None:
     desc = _desc("dense-tf32")
     assert decide(witness_query(desc, desc.k), "bitwuzla", 120).result == WITNESS
+
+
+def test_bound_chain_window_query_is_proved_and_its_hypothesis_witnessed() -> None:
+    """The chain's cheap queries (its wide-register ones do not finish: the row stays
+    ``lemmas``, see proofs/error_bound.py)."""
+    from tcspec.proofs.error_bound import bound_chain
+
+    queries = {q.name: q for q in bound_chain(_desc("dense-tf32"), 2)}
+    assert next(iter(queries)) == "hypothesis satisfiable"
+    assert decide(queries["hypothesis satisfiable"], "bitwuzla", 60).result == WITNESS
+    assert decide(queries["window"], "bitwuzla", 60).result == PROVED
+    assert {"aligned", "sum (units cut)", "encode (sum cut)",
+            "bound (D, sum, exact cut)"} <= set(queries)

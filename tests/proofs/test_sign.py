@@ -122,3 +122,60 @@ def test_the_unit_chain_proves_tf32_and_the_lane_0_breaker_stops_it(monkeypatch)
     monkeypatch.setattr(accumulate, "max_raw", lambda ops, terms: original(ops, terms[1:]))
     broken = check(desc, 2, FAST)
     assert broken.result != PROVED, broken.detail
+
+
+def test_block_chain_is_not_proved_when_c_keeps_its_sign(tmp_path) -> None:
+    """A refuted lemma of the block chain stops the row, naming the lemma and its replayed
+    words; the row is ``refuted`` only when those words violate the property."""
+    from tcspec.proofs.core import check_queries
+    from tcspec.proofs.sign import block_unit_chain
+
+    desc = _desc("dense-nvfp4")
+    queries = block_unit_chain(desc, 16, "a", flip_c=False)
+    row = check_queries("sign-symmetry", desc, 16, queries, FAST, CHAIN)
+    assert row.result in (REFUTED, UNKNOWN)
+    failed = row.lemmas[-1]
+    assert failed["result"] != PROVED and failed["name"].startswith("units-negate (a")
+    lemma_violated, _ = next(q for q in queries if q.name == failed["name"]).replay(row.words)
+    assert lemma_violated
+    property_violated, _ = sign_query(desc, 16, "a", flip_c=False).replay(row.words)
+    assert property_violated == (row.result == REFUTED)
+    from tcspec.proofs.runner import write_report
+
+    write_report([row], FAST, row.seconds, tmp_path / "r.json", tmp_path / "r.md")
+    table = (tmp_path / "r.md").read_text()
+    assert "quanta-agree (a) (proved" in table and f"{failed['name']} ({failed['result']}" in table
+
+
+def test_block_chain_lists_its_queries_in_order() -> None:
+    from tcspec.proofs.sign import block_unit_chain
+
+    names = [q.name for q in block_unit_chain(_desc("dense-nvfp4"), 16, "b")]
+    assert names[0] == "quanta-agree (b)" and names[-4:] == [
+        "c-path-negates (b, units cut)", "product-path-negates (b, units cut)",
+        "sum-negates (b, path sums cut)", "word-negates (b, sum cut)"]
+    negate = [n for n in names if n.startswith("units-negate")]
+    in_range = [n for n in names if n.startswith("units-in-range")]
+    assert names[1:-4] == negate + in_range and len(negate) == len(in_range) == 4
+    assert negate[2] == "units-negate (b, quanta cut, units 2-5)"
+
+
+@pytest.mark.full
+def test_block_chain_proves_the_smallest_nvfp4_row() -> None:
+    row = check(_desc("dense-nvfp4"), 16, Settings(second_solver=None))
+    assert row.result == PROVED and row.method == CHAIN, row.detail
+    assert len(row.lemmas) == 26
+
+
+def test_a_group_alignment_that_floors_negatives_stops_the_block_chain(monkeypatch) -> None:
+    from tcspec.spec import blockscaled
+
+    original = blockscaled.align_to_quantum
+
+    def floors(ops, negative, mag, exponent, q, width, rounding="rz"):
+        units = original(ops, negative, mag, exponent, q, width, rounding)
+        return ops.ite(negative, ops.sub(units, 1), units)
+
+    monkeypatch.setattr(blockscaled, "align_to_quantum", floors)
+    row = check(_desc("dense-nvfp4"), 16, FAST)
+    assert row.result != PROVED and "units-negate (a, quanta cut" in row.detail, row.detail
