@@ -217,5 +217,6 @@ def test_compare_reads_a_device_plan_directory(tmp_path: Path,
     assert compare_dir(tmp_path, str(tmp_path / "findings.md")) == 0
     found = json.loads((tmp_path / "findings.json").read_text())
     assert found[0]["models"]["hardware"]["agree"] == 400
-    assert "| dense-tf32 | 400 |" in (tmp_path / "findings.md").read_text()
-    assert "dense-tf32" in capsys.readouterr().out
+    assert "| sm_90-wgmma-m64n8k8-tf32-tf32-c32-d32 | 400 |" in (
+        tmp_path / "findings.md").read_text()
+    assert "0 finding(s) in 1 campaign(s)" in capsys.readouterr().out
