@@ -174,3 +174,24 @@ def test_nan_compares_by_class_only_where_the_datapath_says_so() -> None:
     assert not fma.nan_canonical and fused.nan_canonical
     assert disagree(fma, model, observed).tolist() == [False, True, False]
     assert disagree(fused, model, observed).tolist() == [True, True, False]
+
+
+def test_the_device_plan_on_an_emulated_h200_then_compare(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """device_plan.py's own run (self-test, probes, campaigns) on the emulator, its printed
+    next step, then `hw compare --hardware-words` on what it wrote."""
+    from tcspec.hw.device_plan import run_plan
+
+    device = EmulatedDevice(sm=90)
+    device.provenance = STAND_IN
+    monkeypatch.setattr(vectorfiles, "HARDWARE_DIR", tmp_path)
+    monkeypatch.setattr("tcspec.hw.device_plan.ROOT", tmp_path)  # no probe files: faster
+    plan = tmp_path / "plan"
+    assert run_plan(plan, 200, 1, [TF32, BF16], 60.0, device) == 0
+    out = capsys.readouterr().out
+    assert f"next, on the work machine: tcspec hw compare {plan} --hardware-words" in out
+    assert "2 of 2 rows have one" in out
+    code, out, _ = _cli(capsys, "hw", "compare", str(plan), "--hardware-words")
+    assert code == 0 and "0 finding(s) in 2 campaign(s) on H200 (sm_90)" in out
+    assert len((tmp_path / "h200.jsonl").read_text().splitlines()) == 400
