@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tcspec.hw.lines import arch_line, gpu_label
 from tcspec.hw.selftest import model_words
 from tcspec.hw.table import Harness, datapath_descriptor, datapath_source, descriptor_of
 from tcspec.ref.batch import NUMPY
@@ -192,8 +193,6 @@ def hardware_lines(h: Harness, observed: np.ndarray, seed: int, provenance: dict
     """The observed words of ``h``'s campaign as hardware-word lines of its architecture
     datapath (none for a ``tcgen05`` fallback: those words are not that datapath's): the
     first ``limit`` cases (0: all) and every case the specification disagrees with."""
-    from tcspec.hw.run import arch_line
-
     desc = datapath_descriptor(h, sm_of(provenance))
     if not isinstance(desc, ArchDescriptor):
         return []
@@ -269,7 +268,6 @@ def compare_dir(directory: str | Path, markdown: str | None = None,
     gives every observed word, 1 when there are findings (reported, not failures of the
     device run), 2 for bad input."""
     from tcspec.hw.outputs import atomic_text
-    from tcspec.hw.run import gpu_label
     from tcspec.hw.table import harness_named
     from tcspec.words import UsageError
 
