@@ -47,8 +47,9 @@ def _add_hw_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", help="one PTX target (sm_80, sm_90a, ...)")
     p.add_argument("--arch", help="the GPU the rows run on (sm_90: the rows it runs, with the "
                    "sm_90 datapaths); default: each row on its own target")
-    p = cmds.add_parser("compare", help="a device-plan directory's D words against every "
-                        "candidate model (tcspec/hw/device_plan.py)")
+    p = cmds.add_parser("compare", help="a device-plan directory's D words against the "
+                        "datapath each row computes on that GPU and every candidate model "
+                        "(tcspec/hw/device_plan.py); exit 1 when there are findings")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--markdown", metavar="FILE", help="also write the findings table here")
     p.add_argument("--hardware-words", nargs="?", const="", metavar="FILE",

@@ -279,6 +279,8 @@ def compare_dir(directory: str | Path, markdown: str | None = None,
                      for e in info["campaigns"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{directory} is not a device-plan directory: {exc}") from None
+    if words_per_harness < 0:
+        raise UsageError(f"--words-per-harness must be 0 (all) or more, got {words_per_harness}")
     provenance = info.get("provenance") or {}
     sm, label = sm_of(provenance), gpu or gpu_label(provenance)
     if hardware_words is not None and provenance.get("source") != "hardware":

@@ -161,6 +161,8 @@ def test_emulated_words_never_become_a_hardware_file(tmp_path: Path,
                         str(tmp_path / "x.jsonl"))
     assert code == 2 and err.startswith("tcspec: error: ") and "not hardware" in err
     assert not (tmp_path / "x.jsonl").exists()
+    code, _, err = _cli(capsys, "hw", "compare", str(plan), "--words-per-harness", "-1")
+    assert code == 2 and "--words-per-harness must be 0 (all) or more" in err
 
 
 def test_nan_compares_by_class_only_where_the_datapath_says_so() -> None:
