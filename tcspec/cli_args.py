@@ -45,10 +45,20 @@ def _add_hw_parser(sub: argparse._SubParsersAction) -> None:
                        help="only this instruction (default: the newest that runs the line)")
     p = cmds.add_parser("list", help="every instruction form of the table and its datapath")
     p.add_argument("--target", help="one PTX target (sm_80, sm_90a, ...)")
-    p = cmds.add_parser("compare", help="a device-plan directory's D words against every "
-                        "candidate model (tcspec/hw/device_plan.py)")
+    p.add_argument("--arch", help="the GPU the rows run on (sm_90: the rows it runs, with the "
+                   "sm_90 datapaths); default: each row on its own target")
+    p = cmds.add_parser("compare", help="a device-plan directory's D words against the "
+                        "datapath each row computes on that GPU and every candidate model "
+                        "(tcspec/hw/device_plan.py); exit 1 when there are findings")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--markdown", metavar="FILE", help="also write the findings table here")
+    p.add_argument("--hardware-words", nargs="?", const="", metavar="FILE",
+                   help="write the observed words of the architecture datapaths as a "
+                   "hardware-word file (default FILE: ref/vectors/hardware/<gpu>.jsonl)")
+    p.add_argument("--gpu", help="the gpu field of those words (default: the device name, "
+                   "e.g. H200)")
+    p.add_argument("--words-per-harness", type=int, default=256, metavar="N",
+                   help="hardware words kept per campaign besides every finding (0: all)")
     p = cmds.add_parser("ptx", help="write the generated PTX, one file per target")
     p.add_argument("--target", help="one target (default: all)")
     p.add_argument("-o", "--output", required=True, metavar="DIR")

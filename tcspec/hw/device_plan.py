@@ -14,9 +14,12 @@ It stops starting harnesses after ``--budget`` seconds and lists the rest in
 
 Back on this machine (inputs regenerated from the same seeds)::
 
-    tcspec hw compare DIR [--markdown FINDINGS.md]   (tcspec.hw.campaign.compare_dir)
+    tcspec hw compare DIR [--markdown FINDINGS.md] [--hardware-words]
 
-prints agreement per harness (datapath) and per candidate model (rule).
+(:func:`tcspec.hw.campaign.compare_dir`) prints agreement per harness with the
+datapath the row computes on this GPU (``tcspec hw list --arch sm_NN``) and per
+candidate model (rule), the findings beside them, and writes the observed
+words of the architecture datapaths to ``ref/vectors/hardware/<gpu>.jsonl``.
 """
 
 from __future__ import annotations
@@ -55,8 +58,10 @@ def _write_json(path: Path, data: Any) -> None:
         handle.write("\n")
 
 
-def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float) -> int:
-    """Self-test, probes and campaigns on CUDA device 0; everything under ``out``."""
+def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float,
+             device: Any = None) -> int:
+    """Self-test, probes and campaigns on ``device`` (default: CUDA device 0); everything
+    under ``out``."""
     import numpy as np
 
     from tcspec.hw.campaign import campaign_cases
@@ -67,7 +72,7 @@ def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float) -
 
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
-    device = CudaDevice(0)
+    device = device or CudaDevice(0)
     rows = [h for h in HARNESSES if h.packed and h.runs_on(device.sm) and descriptor_of(h)
             and (not only or h.name in only)]
     tested = {}
@@ -101,6 +106,12 @@ def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float) -
                                      "seconds": round(time.monotonic() - started, 1)})
     print(f"{len(index)} campaigns, {offset} D words in {time.monotonic() - started:.0f}s; "
           f"not started (budget): {', '.join(skipped) or 'none'}")
+    from tcspec.hw.table import datapath_source
+
+    arch = sum(datapath_source(h, device.sm) == "architecture" for h in rows)
+    print(f"next, on the work machine: tcspec hw compare {out} --hardware-words  (compares "
+          f"with the sm_{device.sm} datapaths: {arch} of {len(rows)} rows have one, the rest "
+          f"the tcgen05 fallback; see tcspec hw list --arch sm_{device.sm})")
     return 0
 
 

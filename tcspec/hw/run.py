@@ -28,10 +28,20 @@ from typing import Any
 import numpy as np
 
 from tcspec.hw.device import Device
+from tcspec.hw.lines import arch_line
 from tcspec.hw.outputs import atomic_text
-from tcspec.hw.table import HARNESSES, MMA, TCGEN05, WGMMA, Harness, descriptor_of
+from tcspec.hw.table import (
+    HARNESSES,
+    MMA,
+    TCGEN05,
+    WGMMA,
+    Harness,
+    datapath_descriptor,
+    descriptor_of,
+)
 from tcspec.ref.inputs import prepare_dot, resolve_fields
 from tcspec.ref.vectorfiles import DESCRIPTOR_FIELDS
+from tcspec.spec.arch import ArchDescriptor
 from tcspec.spec.descriptor import Descriptor
 from tcspec.words import UsageError, hex_word
 
@@ -167,14 +177,21 @@ class RunReport:
     refused: dict[str, list[str]]
 
 
-def output_line(line: Line, h: Harness, word: int, provenance: dict[str, Any]) -> dict[str, Any]:
-    """The observed line: the inputs, the D word in ``expected``, and its provenance."""
+def output_line(line: Line, h: Harness, word: int, device: Device) -> dict[str, Any]:
+    """The observed line: the inputs, the D word in ``expected``, and its provenance. Where
+    the row computes an architecture datapath on this device (``catalog_datapath(h, sm)``),
+    the line names that datapath (:func:`arch_line`), not the input line's."""
     raw = line.raw
+    desc = datapath_descriptor(h, device.sm)
+    if isinstance(desc, ArchDescriptor):
+        return arch_line(desc, h, line.a, line.b, line.c, word, device.provenance,
+                         name=raw.get("name") or line.label, input=line.label,
+                         input_datapath=line.desc.name)
     return {"datapath": line.desc.name, "descriptor": line.desc.fields(), "a": line.a,
             "b": line.b, "c": line.c, "scale_a": raw.get("scale_a"), "scale_b": raw.get("scale_b"),
             "sparse_metadata": raw.get("sparse_metadata"), "expected": word,
             "expected_hex": hex_word(word, line.desc.d_type), "name": raw.get("name") or line.label,
-            "input": line.label, "harness": h.name, "provenance": provenance}
+            "input": line.label, "harness": h.name, "provenance": device.provenance}
 
 
 def run_files(device: Device, paths: Sequence[str | Path], out: str | Path,
@@ -207,7 +224,7 @@ def run_files(device: Device, paths: Sequence[str | Path], out: str | Path,
             c = np.array([line.c for line in lines], dtype=np.uint64)
             words = run_cases(device, h, a, b, c, ProgressBar(len(lines), h.name))
             for line, word in zip(lines, words.tolist()):
-                handle.write(json.dumps(output_line(line, h, word, device.provenance)) + "\n")
+                handle.write(json.dumps(output_line(line, h, word, device)) + "\n")
             report.ran[h.name] = len(lines)
     return report
 
@@ -246,7 +263,8 @@ def cmd_hw(args: argparse.Namespace) -> int:
     if args.hw_command == "compare":
         from tcspec.hw.campaign import compare_dir
 
-        return compare_dir(args.directory, args.markdown)
+        return compare_dir(args.directory, args.markdown, args.hardware_words, args.gpu,
+                           args.words_per_harness)
     device = open_device(args.device, args.arch)
     if args.hw_command == "selftest":
         return _cmd_selftest(device, args)
@@ -275,13 +293,27 @@ def _cmd_selftest(device: Device, args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from tcspec.hw.table import catalog_datapath
+    from tcspec.hw.table import catalog_datapath, datapath_source
 
+    sm = None
+    if args.arch:
+        digits = args.arch.removeprefix("sm_").rstrip("a")
+        if not args.arch.startswith("sm_") or not digits.isdigit():
+            raise UsageError(f"--arch {args.arch!r} is not an sm_NN architecture")
+        sm = int(digits)
+    counts: dict[str, int] = defaultdict(int)
     for h in HARNESSES:
-        if args.target and h.target != args.target:
+        if (args.target and h.target != args.target) or (sm is not None and not h.runs_on(sm)):
             continue
-        datapath = catalog_datapath(h) or ("PTX only" if not h.packed else "no datapath")
-        print(f"{h.name:72} {h.diagonal:4} cases/instr  {datapath}")
+        source = datapath_source(h, sm)
+        counts[source] += 1
+        datapath = catalog_datapath(h, sm) or "no datapath"
+        packed = "" if h.packed else ", PTX only"
+        print(f"{h.name:72} {h.diagonal:4} cases/instr  {datapath} ({source}{packed})")
+    where = f" on {args.arch}" if args.arch else " on their own targets"
+    print(f"\n{sum(counts.values())} rows{where}: {counts['architecture']} architecture "
+          f"datapaths, {counts['tcgen05 fallback']} tcgen05 fallbacks (no architecture "
+          f"datapath; K may exceed the row's, upper lanes +0), {counts['none']} with none")
     return 0
 
 

@@ -4,12 +4,11 @@ Each row is one PTX instruction form that a target can build. The PTX text
 (:mod:`tcspec.hw.ptx`) and the operand images (:mod:`tcspec.hw.pack`) are
 generated from the row and its :mod:`tcspec.hw.layouts` placements; nothing
 is written per datapath. :func:`catalog_datapath` is the one mapping from a
-row to a catalogued datapath (SEMANTICS.md section 6): today the catalog has
-the Blackwell ``tcgen05`` datapaths only, so an ``mma.sync`` or ``wgmma`` row
-maps to the Blackwell datapath of the same operand formats, and its words
-are compared with the Blackwell rules and the ``mma-sim`` candidate. When
-other architectures' datapaths land (names per arch/instruction/shape), only
-that function changes.
+row, run on a GPU architecture, to a catalogued datapath: the architecture
+datapath of that arch, instruction, shape and formats (SEMANTICS.md section
+10) where the catalog has one, else the Blackwell ``tcgen05`` datapath of the
+same operand formats (section 6), the *fallback*, whose K may exceed the
+row's (the row's cases then run with the upper lanes +0).
 """
 
 from __future__ import annotations
@@ -19,7 +18,8 @@ from dataclasses import dataclass
 
 from tcspec.hw import layouts
 from tcspec.hw.layouts import Placement
-from tcspec.spec.catalog import CATALOG
+from tcspec.spec.arch import ARCHES, ArchDescriptor, arch_name
+from tcspec.spec.catalog import ARCH_CATALOG, CATALOG
 from tcspec.spec.descriptor import F8F6F4, Descriptor, resolve
 
 MMA, WGMMA, TCGEN05 = "mma.sync", "wgmma.mma_async", "tcgen05.mma"
@@ -232,7 +232,9 @@ def harness_named(name: str) -> Harness:
 
 
 def descriptor_of(h: Harness) -> Descriptor | None:
-    """The catalog descriptor with ``h``'s operand formats (Blackwell rules), or None."""
+    """The Blackwell ``tcgen05`` descriptor with ``h``'s operand formats, or None (a row with
+    no packed layout). Campaign cases and self-test words are drawn from it; the words a
+    row is compared with come from :func:`datapath_descriptor`."""
     if not h.packed:
         return None
     integer = h.d_format == "s32"
@@ -241,11 +243,55 @@ def descriptor_of(h: Harness) -> Descriptor | None:
     return desc if desc.name in CATALOG else None
 
 
-def catalog_datapath(h: Harness) -> str | None:
-    """The catalogued datapath whose words ``h`` produces (SEMANTICS.md section 6), or None.
+ARCH_INSTRUCTION = {MMA: "mma", WGMMA: "wgmma"}
 
-    The single mapping from instruction rows to datapaths. Until other architectures'
-    datapaths exist, every row maps to the Blackwell datapath of its operand formats;
-    a row whose K is below that datapath's K runs its cases with the upper lanes +0."""
-    desc = descriptor_of(h)
+
+def run_arch(h: Harness, sm: int | None = None) -> str:
+    """The architecture whose arithmetic ``h`` runs: ``sm_<sm>`` of the GPU it runs on, or
+    its own target's (``sm_90a`` -> ``sm_90``) when ``sm`` is None."""
+    return f"sm_{sm}" if sm is not None else h.target.rstrip("a")
+
+
+def arch_datapath(h: Harness, sm: int | None = None) -> ArchDescriptor | None:
+    """The architecture datapath (section 10) of ``h`` run on ``sm``, or None: an arch the
+    catalog does not list (``sm_103``, ``sm_86``), ``tcgen05`` rows, integer rows, the
+    ``kind::f8f6f4`` forms (the catalog's rows are the plain ones), formats the
+    architecture's table lacks."""
+    arch = run_arch(h, sm)
+    instruction = ARCH_INSTRUCTION.get(h.instruction)
+    if arch not in ARCHES or instruction is None or h.d_format == "s32":
+        return None
+    shape = f"m{h.m}n{h.n}k{h.k}"
+    if h.scale is not None:
+        vec, scale_format = h.scale.removeprefix("scale_vec::").split()
+        name = arch_name(arch, "mma_block_scale", shape, h.a_format, h.b_format, h.c_format,
+                         h.d_format, scale_format, h.k // int(vec.rstrip("X")))
+    elif h.kind is not None:
+        return None
+    else:
+        name = arch_name(arch, instruction, shape, h.a_format, h.b_format, h.c_format,
+                         h.d_format)
+    entry = ARCH_CATALOG.get(name)
+    return entry.descriptor if entry is not None else None  # type: ignore[return-value]
+
+
+def datapath_descriptor(h: Harness, sm: int | None = None
+                        ) -> ArchDescriptor | Descriptor | None:
+    """The descriptor of :func:`catalog_datapath`: the architecture datapath, else the
+    ``tcgen05`` fallback (None for a row without a packed layout)."""
+    return arch_datapath(h, sm) or descriptor_of(h)
+
+
+def catalog_datapath(h: Harness, sm: int | None = None) -> str | None:
+    """The catalogued datapath whose words ``h`` produces on GPU architecture ``sm`` (default:
+    its target's), or None (module docstring). The single mapping from rows to datapaths."""
+    desc = datapath_descriptor(h, sm)
     return None if desc is None else desc.name
+
+
+def datapath_source(h: Harness, sm: int | None = None) -> str:
+    """``"architecture"``, ``"tcgen05 fallback"`` or ``"none"``: where
+    :func:`catalog_datapath` found ``h``'s datapath."""
+    if arch_datapath(h, sm) is not None:
+        return "architecture"
+    return "tcgen05 fallback" if descriptor_of(h) is not None else "none"

@@ -4,8 +4,9 @@ It takes the operand images a kernel would receive, reads the matrices back
 out with its *own* lane mapping (transcribed here from the PTX ISA figures,
 register by register, and the shared-memory descriptor constants parsed from
 the generated PTX, as the hardware would read them), computes every D
-element with the C99 reference of ``tcspec export --lang c``, and writes the
-D image. Nothing of the host packer (``tcspec.hw.layouts`` / ``pack``) is
+element with the C99 reference of ``tcspec export --lang c`` of the datapath
+the row computes on the emulated architecture (``catalog_datapath(h, sm)``),
+and writes the D image. Nothing of the host packer (``tcspec.hw.layouts`` / ``pack``) is
 imported, so a packer that disagrees with the figures fails the tests.
 """
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from tcspec.export import c_name, c_sources
 from tcspec.hw.ptx import kernel
-from tcspec.hw.table import Harness, descriptor_of
+from tcspec.hw.table import Harness, datapath_descriptor
 from tcspec.spec.descriptor import Descriptor
 
 ELEMENT_BITS = {"tf32": 32, "f32": 32, "s32": 32, "f16": 16, "bf16": 16}
@@ -115,10 +116,13 @@ def _smem_read(image: np.ndarray, rows: int, k: int, fmt: str, lbo: int, sbo: in
 
 class EmulatedDevice:
     """Runs harness images through the C reference; ``swap`` exchanges two A lanes of
-    row 0 in the emulator's reading (a deliberately wrong transcription)."""
+    row 0 in the emulator's reading (a deliberately wrong transcription); ``flip`` = (tile,
+    row, column) XORs bit 0 into that group-0 D element of every launch (a deliberately
+    wrong word)."""
 
-    def __init__(self, sm: int = 90, swap: tuple[int, int] | None = None) -> None:
-        self.sm = sm
+    def __init__(self, sm: int = 90, swap: tuple[int, int] | None = None,
+                 flip: tuple[int, int, int] | None = None) -> None:
+        self.sm, self.flip = sm, flip
         self.provenance = {"source": "emulated", "gpu": "emulator", "sm": f"sm_{sm}",
                            "driver": "none", "cuda": "none", "tcspec": "test"}
         self.swap = swap
@@ -198,8 +202,12 @@ class EmulatedDevice:
         n = b.shape[3]
         rows_a = np.broadcast_to(a[:, :, :, None, :], (t, g, m, n, k)).reshape(-1, k)
         cols_b = np.broadcast_to(b.transpose(0, 1, 3, 2)[:, :, None], (t, g, m, n, k))
-        d = reference(descriptor_of(h), rows_a, cols_b.reshape(-1, k), c.reshape(-1))
-        return self._d_image(h, d.reshape(t, g, m, n))
+        d = reference(datapath_descriptor(h, self.sm), rows_a, cols_b.reshape(-1, k),
+                      c.reshape(-1)).reshape(t, g, m, n)
+        if self.flip:
+            tile, row, col = self.flip
+            d[tile, 0, row, col] ^= 1
+        return self._d_image(h, d)
 
     def _d_image(self, h: Harness, d: np.ndarray) -> np.ndarray:
         tiles = d.shape[0]

@@ -120,7 +120,8 @@ def test_hw_run_on_the_emulated_device(tmp_path: Path) -> None:
     (reason, labels), = report.not_run.items()
     assert "dense-nvfp4" in reason and len(labels) == 1
     lines = [json.loads(t) for t in out.read_text().splitlines()]
-    assert all(line["provenance"]["source"] == "emulated" for line in lines)
+    assert all(line["provenance"] == "emulated" and line["gpu"] == "emulator"
+               and line["datapath"].startswith("sm_90-wgmma-") for line in lines)
     assert check_file(out).total.mismatched == 0  # the emulator is the hardware model
     classified = classify_file(out, ["hardware", "mma-sim"])
     assert "hardware" in classified.survivors()
@@ -146,10 +147,15 @@ def test_campaign_regenerates_and_compares() -> None:
     assert all(np.array_equal(x, y) for x, y in zip((a, b, c, category), again))
     assert a.shape == (2000, 4) and set(np.unique(category)) == {0, 1, 2, 3}
     observed = run.run_cases(EmulatedDevice(), h, a, b, c)
-    found = compare(h, observed, 7, ["hardware", "mma-sim"])
-    assert found["models"]["hardware"]["agree"] == 2000
-    agree, total = found["models"]["mma-sim"]["per_category"]["zero-times-huge"]
-    assert total == 500 and agree < total  # a +-0 x 2^127 lane moves mma-sim's window
+    found = compare(h, observed, 7, ["mma-sim", "b200-zeros"])
+    assert found["datapath"] == "sm_90-mma-m16n8k4-tf32-tf32-c32-d32"
+    assert found["datapath_source"] == "architecture" and found["datapath_k"] == 4
+    assert found["models"]["hardware"]["agree"] == 2000  # the spec is always compared
+    assert found["models"]["mma-sim"]["agree"] == 2000  # sm_90's rules are MMA-Sim's
+    agree, total = found["models"]["b200-zeros"]["per_category"]["zero-times-huge"]
+    assert total == 500 and agree < total  # B200's zero rule is not sm_90's model
+    blackwell = compare(h, observed, 7, ["mma-sim"], sm=100)
+    assert blackwell["datapath"] == "sm_100-mma-m16n8k4-tf32-tf32-c32-d32"
 
 
 def test_atomic_output_leaves_nothing_on_error(tmp_path: Path) -> None:
@@ -211,5 +217,6 @@ def test_compare_reads_a_device_plan_directory(tmp_path: Path,
     assert compare_dir(tmp_path, str(tmp_path / "findings.md")) == 0
     found = json.loads((tmp_path / "findings.json").read_text())
     assert found[0]["models"]["hardware"]["agree"] == 400
-    assert "| dense-tf32 | 400 |" in (tmp_path / "findings.md").read_text()
-    assert "dense-tf32" in capsys.readouterr().out
+    assert "| sm_90-wgmma-m64n8k8-tf32-tf32-c32-d32 | 400 |" in (
+        tmp_path / "findings.md").read_text()
+    assert "0 finding(s) in 1 campaign(s)" in capsys.readouterr().out
