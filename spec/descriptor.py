@@ -118,7 +118,10 @@ def _format_name(field: str, value: object) -> str:
     key = ALIASES.get(value.lower(), value.lower())
     if key not in FORMATS or key in ("f32", "ue8m0", "ue4m3"):
         operand = sorted(n for n in FORMATS if n not in ("f32", "ue8m0", "ue4m3"))
-        raise ValueError(f"unknown {field} {value!r} (operand formats: {', '.join(operand)})")
+        from tcspec.spec.names import did_you_mean
+
+        raise ValueError(f"unknown {field} {value!r}{did_you_mean(value, [*operand, *ALIASES])} "
+                         f"(operand formats: {', '.join(operand)})")
     return key
 
 

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from tcspec.outputs import atomic_paths
 from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
 from tcspec.ref.run import run_rows
 from tcspec.ref.vectorfiles import Record
@@ -391,10 +392,12 @@ class _ChunkRunner:
 def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[str] = CATEGORIES,
                   seed: int = 0, file_format: str = "jsonl",
                   progress: Callable[[int], None] | None = None, jobs: int = 1,
-                  dask: str | None = None) -> Path:
+                  dask: str | None = None, force: bool = False) -> Path:
     """Write ``cases`` generated cases of ``datapath`` with expected words to ``out``, chunks
     spread over ``jobs`` processes or the Dask cluster at ``dask`` (whose workers must see
-    ``out``: a shared file system). The bytes are the same either way."""
+    ``out``: a shared file system). The bytes are the same either way. ``out`` appears only
+    when every chunk is written, and an existing ``out`` is replaced only with ``force``
+    (:mod:`tcspec.outputs`)."""
     desc = lookup(datapath).descriptor
     if not is_specified(desc):
         raise ValueError(f"datapath {desc.name} is not yet specified in this build")
@@ -406,17 +409,23 @@ def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[s
         raise ValueError(f"unknown --format {file_format!r} (known: jsonl, npy-dir)")
     path = Path(out)
     plan = GenerationPlan(desc.name, cases, tuple(mix), seed, CHUNK_ROWS)
-    runner = _ChunkRunner(plan, jobs, _dask_client(dask) if dask else None)
+    columns = file_format == "npy-dir"
+    if columns and path.suffix in (".jsonl", ".gz"):
+        raise ValueError(f"--format npy-dir writes a directory, not {path.name} "
+                         "(name a directory, or drop --format npy-dir)")
+    runner = None
     try:
-        if file_format == "jsonl":
-            _write_jsonl(runner, path, progress)
-        else:
-            _write_columns(runner, path, progress)
+        with atomic_paths([path], force=force, directory=columns) as (temp,):
+            runner = _ChunkRunner(plan, jobs, _dask_client(dask) if dask else None)
+            if columns:
+                _write_columns(runner, temp, progress)
+            else:
+                _write_jsonl(runner, temp, progress, path.suffix == ".gz")
     except OSError as exc:
         shared = " (Dask workers must share this file system)" if dask else ""
         raise ValueError(f"cannot write {path}: {exc.strerror or exc}{shared}") from None
     finally:
-        if runner.client is not None:
+        if runner is not None and runner.client is not None:
             runner.client.close()
     return path
 
@@ -430,10 +439,10 @@ def _tally(results: Iterator[int], progress: Callable[[int], None] | None) -> No
 
 
 def _write_jsonl(runner: _ChunkRunner, path: Path,
-                 progress: Callable[[int], None] | None) -> None:
+                 progress: Callable[[int], None] | None, gz: bool) -> None:
     """Serially straight into ``path``; in parallel workers write ordered part files in a
     hidden directory beside it, appended here in order and removed."""
-    plan, gz = runner.plan, path.suffix == ".gz"
+    plan = runner.plan
     with open(path, "wb") as handle:
         if not runner.parallel:
             _tally((_write_lines(handle, plan, i, gz) for i in range(plan.chunks)), progress)
@@ -459,8 +468,6 @@ def _write_columns(runner: _ChunkRunner, path: Path,
     ``descriptor.json`` comes last, so an interrupted run leaves no readable directory."""
     plan = runner.plan
     desc = lookup(plan.datapath).descriptor
-    path.mkdir(parents=True, exist_ok=True)
-    (path / DESCRIPTOR_FILE).unlink(missing_ok=True)
     shapes = _column_shapes(desc, plan.cases)
     offsets = {}
     for name, (dtype, shape) in shapes.items():
@@ -752,7 +759,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
                          seed=args.seed, file_format=args.format,
                          progress=ProgressLine(args.out, verb="written"),
                          jobs=(os.cpu_count() or 1) if args.jobs is None else args.jobs,
-                         dask=args.dask)
+                         dask=args.dask, force=args.force)
     print(f"wrote {path}: {args.cases} cases of {args.datapath} ({args.format}, mix {args.mix}, "
           f"seed {args.seed})")
     return 0

@@ -149,10 +149,10 @@ def findings_markdown(results: Sequence[dict[str, Any]]) -> str:
     return "\n".join(head + rows) + "\n"
 
 
-def compare_dir(directory: str | Path, markdown: str | None = None) -> int:
+def compare_dir(directory: str | Path, markdown: str | None = None, force: bool = False) -> int:
     """``tcspec hw compare``: the D words of a device-plan directory (``words.npy``,
     ``index.json``) against every candidate; writes ``findings.json`` beside them."""
-    from tcspec.hw.outputs import atomic_text
+    from tcspec.outputs import atomic_file
     from tcspec.hw.table import harness_named
     from tcspec.words import UsageError
 
@@ -169,8 +169,10 @@ def compare_dir(directory: str | Path, markdown: str | None = None) -> int:
         print(f"compared {entry['harness']}", file=sys.stderr, flush=True)
     text = findings_markdown(results)
     print(f"provenance: {json.dumps(info['provenance'])}\n{text}")
-    with atomic_text(directory / "findings.json") as handle:
+    with atomic_file(directory / "findings.json", replace=True) as handle:
         json.dump(results, handle, indent=1)
     if markdown:
-        Path(markdown).write_text(text, encoding="utf-8")
+        from tcspec.outputs import write_text
+
+        write_text(markdown, text, force=force)
     return 0
