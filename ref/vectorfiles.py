@@ -24,6 +24,9 @@ VECTOR_DIR = Path(__file__).resolve().parent / "vectors"
 FROZEN_FILE = VECTOR_DIR / "b200_frozen.jsonl"
 REFERENCE_DIR = VECTOR_DIR / "reference"
 
+MAX_LINE_CHARS = 1 << 18
+"""Longest line read (characters): the widest datapath's line with every field in decimal
+is under 5 kB, so a longer line is refused before it is parsed."""
 DESCRIPTOR_FIELDS = ("a_format", "b_format", "d_type", "saturate", "scaling", "kind", "scale_vec")
 
 
@@ -100,7 +103,13 @@ def read_vectors(path: str | Path) -> Iterator[Record | BadLine]:
         while True:
             number += 1
             try:
-                text = handle.readline()
+                text = handle.readline(MAX_LINE_CHARS + 1)
+                if len(text) > MAX_LINE_CHARS:
+                    while text and not text.endswith("\n"):
+                        text = handle.readline(1 << 20)
+                    yield BadLine(number, f"longer than {MAX_LINE_CHARS} characters (no "
+                                  "datapath needs more than a few thousand); not parsed")
+                    continue
             except (OSError, EOFError, UnicodeDecodeError) as exc:
                 yield BadLine(number, f"unreadable: {exc}")
                 return

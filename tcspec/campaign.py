@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,7 +45,15 @@ from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import Descriptor, resolve
 from tcspec.spec.formats import FORMATS, FloatFormat, IntFormat
 from tcspec.spec.sparse import LEGAL_SELECTORS
-from tcspec.validate import FIRST_MISMATCHES, Mismatch, Report, check_file, print_report
+from tcspec.validate import (
+    FIRST_MISMATCHES,
+    Mismatch,
+    Report,
+    check_file,
+    print_bad_lines,
+    print_report,
+    report_json,
+)
 from tcspec.words import EXIT_MISMATCH, EXIT_USAGE, ProgressLine, UsageError
 
 CATEGORIES = ("raw", "finite", "edge")
@@ -701,6 +710,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.dask:
         return _check_on_dask(args)
     status = 0
+    reports = {}
     for name in args.files:
         path = Path(name)
         if path.is_dir():
@@ -720,12 +730,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         if total.cases and total.skipped == total.cases:
             raise UsageError(f"model {candidate.name!r} applies to none of the {total.cases} "
                              f"lines of {name} (it applies to {candidate.applies_to})")
-        print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
-        if not report.total.cases and not report.bad_lines:
-            print(f"no vector lines in {name}")
-            status = status or EXIT_USAGE
+        if not total.cases:
+            print_bad_lines(report.bad_lines)
+            found = f" ({len(report.bad_lines)} malformed)" if report.bad_lines else ""
+            print(f"tcspec: error: no usable vector line in {name}{found}", file=sys.stderr)
+            status = status if status == EXIT_MISMATCH else EXIT_USAGE
             continue
-        print_report(report, name)
+        if args.json:
+            reports[name] = report_json(report)
+            print_bad_lines(report.bad_lines)
+        else:
+            print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
+            print_report(report, name)
         if total.skipped:
             print(f"{total.skipped} line(s) skipped: model {candidate.name!r} does not apply to "
                   f"their datapath (it applies to {candidate.applies_to})")
@@ -733,6 +749,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             status = EXIT_MISMATCH
         elif report.bad_lines and status == 0:
             status = EXIT_USAGE
+    if args.json:
+        print(json.dumps({"files": reports, "model": candidate.name, "status": status},
+                         indent=1))
     return status
 
 
@@ -744,11 +763,17 @@ def _check_on_dask(args: argparse.Namespace) -> int:
             raise UsageError(f"no such vector file: {name}")
     report = check_on_dask(args.files, args.dask, FIRST_MISMATCHES,
                            ProgressLine(f"dask {args.dask}"))
+    if not report.total.cases:
+        print_bad_lines(report.bad_lines)
+        raise UsageError(f"no usable vector line in {', '.join(args.files)}")
+    status = EXIT_MISMATCH if report.mismatches else EXIT_USAGE if report.bad_lines else 0
+    if args.json:
+        print_bad_lines(report.bad_lines)
+        print(json.dumps({"files": {"dask": report_json(report)}, "status": status}, indent=1))
+        return status
     print(f"== {', '.join(args.files)} on Dask {args.dask}")
     print_report(report, "the files")
-    if report.mismatches:
-        return EXIT_MISMATCH
-    return EXIT_USAGE if report.bad_lines or not report.total.cases else 0
+    return status
 
 
 def cmd_gen(args: argparse.Namespace) -> int:

@@ -6,12 +6,14 @@ command runs), which prints its result and returns the exit status.
 
 Bad input (a non-hex word, wrong K, an unknown format or datapath, a missing
 file) prints one line ``tcspec: error: ...`` naming the problem and exits
-with status 2; a mismatch against a vector exits with status 1.
+with status 2; a mismatch against a vector exits with status 1; Ctrl-C (or
+SIGTERM) exits 130 after every partial output is removed (:mod:`tcspec.outputs`).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -71,9 +73,20 @@ def command(name: str) -> Command:
     raise UsageError(f"unknown command {name!r}")
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:
+        previous = None
     try:
         return command(args.command)(args)
     except (UsageError, ValueError) as exc:
@@ -81,9 +94,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"tcspec: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("tcspec: error: out of memory (the input is larger than this machine holds)",
+              file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
-        print("tcspec: interrupted", file=sys.stderr)
+        print("tcspec: error: interrupted (partial outputs removed)", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

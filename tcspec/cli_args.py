@@ -142,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _sub(sub, "gen", "generate cases with expected words from the specification",
              datapaths_text())
     p.add_argument("--datapath", required=True, help="canonical name or alias (`tcspec list`)")
-    p.add_argument("--cases", type=positive_int, required=True, help="rows to generate")
+    p.add_argument("--cases", type=positive_int("--cases"), required=True,
+                   help="rows to generate")
     p.add_argument("--mix", default="raw,finite,edge",
                    help="case categories, row by row in turn (default raw,finite,edge)")
     p.add_argument("--seed", type=int, default=0, help="seed of the case streams (default 0)")
@@ -175,21 +176,23 @@ def build_parser() -> argparse.ArgumentParser:
                        "kernel compile and cache-load times")
     p.add_argument("--datapath", action="append", help="repeatable; default: a representative set")
     p.add_argument("--all", action="store_true", help="every catalogued datapath")
-    p.add_argument("--rows", type=positive_int, default=20000,
+    p.add_argument("--rows", type=positive_int("--rows"), default=20000,
                    help="batch size for the NumPy backend")
-    p.add_argument("--scalar-seconds", type=positive_seconds, default=1.0,
+    p.add_argument("--scalar-seconds", type=positive_seconds("--scalar-seconds"),
+                   default=1.0,
                    help="time budget per scalar measurement")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--markdown", action="store_true", help="the README's throughput table")
     p.add_argument("--api", action="store_true",
                    help="evaluate, gemm and matmul beside the kernel they reach, 1 and 2 cores")
     p.add_argument("--shape", default="512,512,4096", help="--api: the gemm shape M,N,K")
-    p.add_argument("--repeats", type=positive_int, default=2,
+    p.add_argument("--repeats", type=positive_int("--repeats"), default=2,
                    help="--api: runs per figure (best counts)")
 
     p = _sub(sub, "conform", "every lowering on the same inputs (one-source check)")
     p.add_argument("--datapath", action="append", help="repeatable; default: every datapath")
-    p.add_argument("--cases", type=positive_int, default=200, help="random cases per datapath")
+    p.add_argument("--cases", type=positive_int("--cases"), default=200,
+                   help="random cases per datapath")
     p.add_argument("--seed", type=int, default=2026, help="seed of the random cases")
     p.add_argument("--reference", action="store_true",
                    help="also run every reference vector through every lowering")
@@ -217,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scale-a", help="fix the A scale bytes (hex; one is reused)")
     p.add_argument("--scale-b", help="fix the B scale bytes (hex; one is reused)")
     p.add_argument("--metadata", help="fix the sparse metadata words (hex; one is reused)")
-    p.add_argument("--count", type=positive_int, default=1,
+    p.add_argument("--count", type=positive_int("--count"), default=1,
                    help="probes with pairwise different inputs")
     p.add_argument("--minimize", action="store_true",
                    help="fewest active lanes first, then the smallest exponent spread")
@@ -232,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="accept fixed scale bytes with bits the scale format does not read")
     p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla",
                    help="SMT solver (bitwuzla, z3, cvc5)")
-    p.add_argument("--timeout", type=positive_seconds, default=60.0,
+    p.add_argument("--timeout", type=positive_seconds("--timeout"), default=60.0,
                    help="seconds per solver call")
     p.add_argument("--verbose", action="store_true", help="log every solver call to stderr")
 
@@ -253,12 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "any other K is a model of the datapath)")
     p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla",
                    help="SMT solver (bitwuzla, z3, cvc5)")
-    p.add_argument("--timeout", type=positive_seconds, default=120.0,
+    p.add_argument("--timeout", type=positive_seconds("--timeout"), default=120.0,
                    help="seconds per query (120)")
     p.add_argument("--second-solver", default="auto",
                    help="re-run proved queries with this solver: auto (cvc5, then z3), z3, "
                    "cvc5 or none")
-    p.add_argument("--second-timeout", type=positive_seconds, default=30.0,
+    p.add_argument("--second-timeout", type=positive_seconds("--second-timeout"),
+                   default=30.0,
                    help="seconds per query for the second solver (30)")
     p.add_argument("--jobs", type=jobs_count, default=1, help="rows decided in parallel")
     p.add_argument("--fast", action="store_true", help="the small-K subset the tests run")

@@ -11,6 +11,7 @@ import difflib
 import re
 import sys
 import textwrap
+from collections.abc import Callable
 from typing import NoReturn
 
 from tcspec.words import EXIT_USAGE
@@ -24,6 +25,9 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix("tcspec").strip()
         where = f"{command}: " if command else ""
+        repeated = re.match(r"argument (\S+): (\1 .*)", message)
+        if repeated:
+            message = repeated.group(2)
         found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if found:
             choices = re.findall(r"'([^']*)'", found.group(2))
@@ -42,29 +46,36 @@ def jobs_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"--jobs takes a whole number of processes, "
                                          f"got {text!r}") from None
     if not 1 <= value <= MAX_JOBS:
-        raise argparse.ArgumentTypeError(f"--jobs must be in 1..{MAX_JOBS}, got {value}")
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1 and at most {MAX_JOBS}, "
+                                         f"got {value}")
     return value
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (``--cases``, ``--count``, ``--rows``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def positive_int(flag: str) -> Callable[[str], int]:
+    """The type of ``flag``: a whole number of at least 1 (``--cases``, ``--count``)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number, got {text!r}"
+                                             ) from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {value}")
+        return value
+    return parse
 
 
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+def positive_seconds(flag: str) -> Callable[[str], float]:
+    """The type of ``flag``: a positive, finite number of seconds."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes seconds, got {text!r}") from None
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{flag} must be positive seconds, got {text}")
+        return value
+    return parse
 
 
 def datapaths_text() -> str:

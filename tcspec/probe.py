@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tcspec.outputs import atomic_paths
 from tcspec.proofs.probes.probe import (
     Constraints,
     find_probes,
@@ -21,7 +22,6 @@ from tcspec.proofs.probes.probe import (
 )
 from tcspec.proofs.probes.sensitivity import sensitivity_table
 from tcspec.proofs.probes.separate import separating_suite
-from tcspec.outputs import atomic_paths
 from tcspec.ref.inputs import LAYOUT_RULE, layout_mistake
 from tcspec.spec.catalog import lookup
 from tcspec.words import Heartbeat, UsageError, parse_hex_list

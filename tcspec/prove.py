@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tcspec.outputs import atomic_paths, write_text
 from tcspec.proofs.core import AUTO, InternalError, Settings
 from tcspec.proofs.runner import (
     REPORT_JSON,
@@ -21,7 +22,6 @@ from tcspec.proofs.runner import (
     summary_counts,
 )
 from tcspec.smt.solve import SOLVERS
-from tcspec.outputs import atomic_paths, write_text
 from tcspec.words import EXIT_MISMATCH, Heartbeat, UsageError
 
 EXIT_INTERNAL = 3

@@ -152,8 +152,8 @@ def findings_markdown(results: Sequence[dict[str, Any]]) -> str:
 def compare_dir(directory: str | Path, markdown: str | None = None, force: bool = False) -> int:
     """``tcspec hw compare``: the D words of a device-plan directory (``words.npy``,
     ``index.json``) against every candidate; writes ``findings.json`` beside them."""
-    from tcspec.outputs import atomic_file
     from tcspec.hw.table import harness_named
+    from tcspec.outputs import atomic_file
     from tcspec.words import UsageError
 
     directory = Path(directory)

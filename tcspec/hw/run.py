@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from tcspec.hw.device import Device
-from tcspec.outputs import atomic_file
 from tcspec.hw.table import HARNESSES, MMA, TCGEN05, WGMMA, Harness, descriptor_of
+from tcspec.outputs import atomic_file
 from tcspec.ref.inputs import prepare_dot, resolve_fields
 from tcspec.ref.vectorfiles import DESCRIPTOR_FIELDS
 from tcspec.spec.descriptor import Descriptor

@@ -89,7 +89,7 @@ def test_deeply_nested_json_line_is_a_bad_line(tmp_path, capsys):
     path = tmp_path / "nested.jsonl"
     path.write_text("[" * 100000 + "\n")
     code, out, err = run(capsys, "check", str(path))
-    assert code == 2 and "nested too deeply" in out and "Traceback" not in err
+    assert code == 2 and "nested too deeply" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -19,8 +19,8 @@ import pytest
 from tcspec.classify import classify_file
 from tcspec.hw import ptx, run, selftest
 from tcspec.hw.campaign import campaign_cases, compare
-from tcspec.outputs import atomic_file
 from tcspec.hw.table import HARNESSES, harness_named, harnesses_for
+from tcspec.outputs import atomic_file
 from tcspec.validate import check_file
 from tests.tcspec.hw_emulator import EmulatedDevice
 
