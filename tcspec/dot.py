@@ -18,7 +18,7 @@ from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.inputs import check_layout, prepare_dot
 from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import resolve
-from tcspec.svg import alignment_svg
+from tcspec.svg import panels_svg
 from tcspec.words import UsageError, describe_word, hex_word, parse_hex_list, parse_hex_word
 
 
@@ -90,11 +90,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
         desc, words, _ = _dot_from_args(args)
     shown = compare(desc, words, args.vs) if args.vs else explain(desc, words)
     if args.svg:
-        hardware = shown.left if args.vs else shown
-        if hardware.alignment is None:
+        models = [shown.left, shown.right] if args.vs else [shown]
+        if all(m.alignment is None for m in models):
             raise UsageError(f"{desc.name} has no window to picture (integer sums are exact)")
-        picture = alignment_svg(hardware.alignment, f"{desc.name}: {hardware.model}")
-        write_text(args.svg, picture, force=args.force)
+        write_text(args.svg, panels_svg([(m.alignment, f"{desc.name}: {m.model}",
+                                          f"{m.model} records no window alignment to draw "
+                                          f"(D = {hex_word(m.word, desc.d_type)}; its stages "
+                                          "are in the text output)") for m in models]),
+                   force=args.force)
     print(json.dumps(shown.data(), indent=1) if args.json else shown.text())
     if args.svg and not args.json:
         print(f"wrote {args.svg}")

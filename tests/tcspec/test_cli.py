@@ -118,7 +118,7 @@ def test_check_reports_mismatches_as_hex_and_exits_1(capsys, tmp_path):
 def test_check_with_only_malformed_lines_exits_2(capsys, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"a": [1]}\n')
-    code, out, err = run(capsys, "check", str(path))
+    code, _out, err = run(capsys, "check", str(path))
     assert code == 2 and "missing field 'descriptor'" in err and "tcspec: error:" in err
 
 
@@ -177,11 +177,11 @@ def test_installed_console_script():
 def test_check_empty_and_corrupt_files_exit_2(capsys, tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    code, out, err = run(capsys, "check", str(empty))
+    code, _, err = run(capsys, "check", str(empty))
     assert code == 2 and "no usable vector line" in err
     corrupt = tmp_path / "corrupt.jsonl.gz"
     corrupt.write_bytes(b"this is not gzip")
-    code, out, err = run(capsys, "check", str(corrupt))
+    code, _out, err = run(capsys, "check", str(corrupt))
     assert code == 2 and "unreadable" in err
 
 
