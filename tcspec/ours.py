@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.api import mma_dot
+from tcspec.outputs import write_text
 from tcspec.ref.vectorfiles import VECTOR_DIR, vector_counts
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.descriptor import Descriptor
@@ -75,6 +76,6 @@ def write_ours(count: int = 4, seed: int = 2026) -> list[Path]:
         lines = [spec_vector(CATALOG[name].descriptor, rng, finite=i % 2 == 1)
                  for i in range(count)]
         path = OURS_DIR / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        write_text(path, "".join(json.dumps(line) + "\n" for line in lines), replace=True)
         paths.append(path)
     return paths

@@ -112,11 +112,11 @@ class Heartbeat:
     nothing was printed for :data:`HEARTBEAT_SECONDS`. ``note(step)`` records what is
     running; ``log(line)`` prints a line now and counts as one."""
 
-    def __init__(self, name: str, every: float = HEARTBEAT_SECONDS) -> None:
+    def __init__(self, name: str, every: float | None = None) -> None:
         import threading
 
         self.name = name
-        self.every = every
+        self.every = HEARTBEAT_SECONDS if every is None else every
         self.step = ""
         self.started = self.last = time.monotonic()
         self._stop = threading.Event()
