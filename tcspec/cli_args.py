@@ -73,7 +73,8 @@ def _add_hw_parser(sub: argparse._SubParsersAction) -> None:
         p = cmds.add_parser(name, help=text)
         if name == "run":
             p.add_argument("files", nargs="+", metavar="FILE.jsonl[.gz]|DIR")
-            p.add_argument("--out", required=True, metavar="OBSERVED.jsonl")
+            p.add_argument("--out", required=True, metavar="OBSERVED.jsonl",
+                           help="the observed lines (written atomically)")
             p.add_argument("--no-selftest", action="store_true",
                            help="skip the layout self-test of each instruction used")
             _force(p)
@@ -90,7 +91,8 @@ def _add_hw_parser(sub: argparse._SubParsersAction) -> None:
     _force(p)
     p = cmds.add_parser("ptx", help="write the generated PTX, one file per target")
     p.add_argument("--target", help="one target (default: all)")
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="directory of the .ptx files (created if needed)")
     _force(p)
 
 
