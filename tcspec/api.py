@@ -155,14 +155,16 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
 
 
 def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = None,
-        sparse_metadata: Any = None, jobs: int | None = None, **descriptor: Any) -> Any:
+        sparse_metadata: Any = None, jobs: int | None = None, strict: bool = False,
+        **descriptor: Any) -> Any:
     """``D = C + A @ B`` on raw words: A is M x K, B is K x N, C and D are M x N.
 
     ``scale_a`` has one row of scale bytes per A row, ``scale_b`` one per B
     column; ``sparse_metadata`` is one value for all rows or one row of words
     per A row. Returns nested lists of ints, or a ``uint32`` array when A or
     B is a NumPy array. A missing C is all ``+0``. Operands are read in place
-    (:func:`ref.run.run_chain`, one step), on ``jobs`` threads.
+    (:func:`ref.run.run_chain`, one step), on ``jobs`` threads. Words are laid
+    out as for :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes.
     """
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
@@ -199,5 +201,8 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
                                 desc.metadata_words, None)
         _check_metadata_batch(desc, [metadata[:, i] for i in range(metadata.shape[1])], m)
         metadata = metadata[:, None, :]
+    if strict:
+        check_layout_batch(desc, {"a": a_arr, "b": b_arr, "c": c_arr, "scale_a": scales[0],
+                                  "scale_b": scales[1]})
     d = run_chain(desc, a_arr, b_arr, c_arr, [0], *scales, metadata, jobs=jobs)
     return d if as_numpy else d.tolist()

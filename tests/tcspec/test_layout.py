@@ -65,7 +65,7 @@ def test_explain_refuses_the_bf16_half_word(capsys):
 
 
 def test_probe_refuses_a_fixed_ue4m3_scale_with_bit_7(capsys):
-    code, _, err = run(capsys, "probe", "--datapath", "nvfp4", "--vs", "exact-rne",
+    code, _, err = run(capsys, "probe", "--datapath", "nvfp4", "--vs", "nvfp4-per-product",
                        "--scale-a", "0xB8")
     assert code == 2 and "bits 6..0" in err
 
@@ -85,6 +85,15 @@ def test_api_is_lenient_by_default_and_strict_on_request():
                 strict=True)
     assert mma_dot([F16_ONE] * 16, [F16_ONE] * 16, F16_ONE, a_format="f16", d_type="f16",
                    strict=True) == 0x4C40
+
+
+def test_mma_strict_refuses_the_bf16_half_word():
+    from tcspec import mma
+
+    a, b = [[BF16_ONE_16] * 16] * 2, [[BF16_ONE] * 3] * 16
+    assert mma(a, b, a_format="bf16") == [[0] * 3] * 2
+    with pytest.raises(ValueError, match=r"A\[0, 0\]"):
+        mma(a, b, a_format="bf16", strict=True)
 
 
 def test_evaluate_strict_names_the_row():
