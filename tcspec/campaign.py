@@ -37,6 +37,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tcspec.outputs import atomic_paths
+from tcspec.processes import pool_map
 from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
 from tcspec.ref.run import run_rows
 from tcspec.ref.vectorfiles import Record
@@ -391,11 +392,9 @@ class _ChunkRunner:
             for future in futures:
                 yield future.result()
             return
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(min(self.jobs, self.plan.chunks)) as pool:
-            yield from pool.map(function, itertools.repeat(self.plan), indices,
-                                *[itertools.repeat(value) for value in extra])
+        yield from pool_map(min(self.jobs, self.plan.chunks), function,
+                            itertools.repeat(self.plan), indices,
+                            *[itertools.repeat(value) for value in extra])
 
 
 def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[str] = CATEGORIES,
@@ -657,19 +656,17 @@ def check_columns(path: str | Path, jobs: int = 1, keep: int = 10,
     parts = max(1, min(jobs, -(-info.cases // CHUNK_ROWS)))
     if parts == 1 or not is_specified(info.desc):
         return check_range(path, 0, info.cases, keep, progress)
-    from concurrent.futures import ProcessPoolExecutor
 
     from tcspec.ref.kernels import fast_kernel
 
     fast_kernel(info.desc, info.cases)
     bounds = [info.cases * i // parts for i in range(parts + 1)]
     report = Report()
-    with ProcessPoolExecutor(parts) as pool:
-        for part in pool.map(_check_part, [(str(path), bounds[i], bounds[i + 1], keep)
-                                           for i in range(parts)]):
-            report.merge(part)
-            if progress:
-                progress(report.total.cases)
+    for part in pool_map(parts, _check_part, [(str(path), bounds[i], bounds[i + 1], keep)
+                                              for i in range(parts)]):
+        report.merge(part)
+        if progress:
+            progress(report.total.cases)
     del report.mismatches[keep:]
     return report
 

@@ -167,14 +167,13 @@ def check_files(paths: Sequence[Path],
     file_report)`` after each."""
     report = Report()
     if jobs > 1 and len(paths) > 1:
-        from concurrent.futures import ProcessPoolExecutor
+        from tcspec.processes import pool_map
 
-        with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
-            parts = pool.map(check_file, paths)
-            for index, (path, part) in enumerate(zip(paths, parts, strict=True), 1):
-                report.merge(part)
-                if progress:
-                    progress(index, len(paths), path, part)
+        parts = pool_map(min(jobs, len(paths)), check_file, paths)
+        for index, (path, part) in enumerate(zip(paths, parts, strict=True), 1):
+            report.merge(part)
+            if progress:
+                progress(index, len(paths), path, part)
         return report
     for index, path in enumerate(paths, 1):
         part = check_file(path)

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,24 @@ def test_prove_report_replaces_the_report_atomically(tmp_path, capsys, monkeypat
     assert code == 0 and json.loads(json_path.read_text())["rows"] == []
     assert md_path.read_text().startswith("# Proof report")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["REPORT.json", "REPORT.md"]
+
+
+def test_ctrl_c_during_a_parallel_gen_stops_the_workers_at_once(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(campaign, "CHUNK_ROWS", 50)
+    block = campaign.GenerationPlan.block
+
+    def slow(self, index):
+        time.sleep(0.5)
+        return block(self, index)
+
+    def interrupted(results, progress):
+        next(iter(results))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign.GenerationPlan, "block", slow)
+    monkeypatch.setattr(campaign, "_tally", interrupted)
+    started = time.monotonic()
+    code, _, _ = run(capsys, "gen", "--datapath", "tf32", "--cases", "2000", "--jobs", "2",
+                     "--out", str(tmp_path / "cases.jsonl"))
+    assert code == 130 and time.monotonic() - started < 4
+    assert list(tmp_path.iterdir()) == []
