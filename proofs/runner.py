@@ -62,7 +62,10 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
     props = properties()
     if property_name is not None:
         if property_name not in props:
-            raise ValueError(f"unknown property {property_name!r}; known: {', '.join(props)}")
+            from tcspec.spec.names import did_you_mean
+
+            raise ValueError(f"unknown property {property_name!r}"
+                             f"{did_you_mean(property_name, props)}; known: {', '.join(props)}")
         chosen = [props[property_name]]
     else:
         chosen = list(props.values())

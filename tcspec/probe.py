@@ -94,6 +94,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
                          "or --sensitivity")
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.sensitivity and args.out:
+        raise UsageError("--sensitivity prints a table and writes no probes: drop --out")
     constraints = _probe_constraints(args, desc)
     with atomic_paths(args.out or [], force=args.force) as temps:
         status, count = _run_probe(args, desc, constraints, temps)
