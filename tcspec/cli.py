@@ -13,6 +13,7 @@ SIGTERM) exits 130 after every partial output is removed (:mod:`tcspec.outputs`)
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -73,7 +74,14 @@ def command(name: str) -> Command:
     raise UsageError(f"unknown command {name!r}")
 
 
+_MAIN_PID = [0]
+
+
 def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends the command like Ctrl-C (outputs cleaned up, exit 130); a forked worker
+    that has not yet reset the handler just exits."""
+    if os.getpid() != _MAIN_PID[0]:
+        os._exit(128 + signum)
     raise KeyboardInterrupt
 
 
@@ -83,10 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    _MAIN_PID[0] = os.getpid()
     try:
         previous = signal.signal(signal.SIGTERM, _terminated)
+        installed = True
     except ValueError:
-        previous = None
+        previous, installed = None, False
     try:
         return command(args.command)(args)
     except (UsageError, ValueError) as exc:
@@ -106,8 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tcspec: error: interrupted (partial outputs removed)", file=sys.stderr)
         return 130
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":
