@@ -23,7 +23,7 @@ from tcspec.ref.vectorfiles import BadLine, Record, read_vectors
 from tcspec.spec.candidates import CANDIDATES, candidate_named
 from tcspec.spec.catalog import is_specified
 from tcspec.spec.descriptor import Descriptor
-from tcspec.words import EXIT_USAGE, UsageError
+from tcspec.words import EXIT_USAGE, Heartbeat, UsageError
 
 
 def family_of(desc: Descriptor) -> str:
@@ -221,7 +221,8 @@ def cmd_classify(args: argparse.Namespace) -> int:
     """``tcspec classify``: which candidate models survive observed words."""
     names = [n for n in (args.candidates or "").split(",") if n.strip()]
     try:
-        result = classify_file(args.file, names or None)
+        with Heartbeat(f"classify {args.file}"):
+            result = classify_file(args.file, names or None)
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc}") from None
     for bad in result.bad_lines[:10]:
