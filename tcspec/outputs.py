@@ -107,6 +107,14 @@ def _check_target(target: Path, overwrite: bool, directory: bool) -> None:
         raise OutputError(f"{target} already exists; give --force to replace it")
 
 
+def check_targets(targets: Sequence[str | Path], *, force: bool = False,
+                  directory: bool = False) -> None:
+    """Refuse at once what :func:`atomic_paths` would refuse at its start (a missing or
+    unwritable directory, an existing target without ``force``), before a long run."""
+    for target in targets:
+        _check_target(Path(target), force, directory)
+
+
 def _temporary(target: Path, directory: bool) -> Path:
     prefix, suffix = f".{target.name}.", ".part"
     try:

@@ -248,6 +248,10 @@ def cmd_hw(args: argparse.Namespace) -> int:
         from tcspec.hw.campaign import compare_dir
 
         return compare_dir(args.directory, args.markdown, args.force)
+    if args.hw_command == "run":
+        from tcspec.outputs import check_targets
+
+        check_targets([args.out], force=args.force)
     device = open_device(args.device, args.arch)
     if args.hw_command == "selftest":
         return _cmd_selftest(device, args)

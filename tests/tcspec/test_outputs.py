@@ -208,3 +208,11 @@ def test_ctrl_c_during_a_parallel_gen_stops_the_workers_at_once(tmp_path, capsys
                      "--out", str(tmp_path / "cases.jsonl"))
     assert code == 130 and time.monotonic() - started < 4
     assert list(tmp_path.iterdir()) == []
+
+
+def test_hw_run_refuses_an_existing_out_before_opening_a_device(tmp_path, capsys):
+    out = tmp_path / "observed.jsonl"
+    out.write_text("precious\n")
+    code, _, err = run(capsys, "hw", "run", str(ROOT / "ref/vectors/b200_frozen.jsonl"),
+                       "--out", str(out))
+    assert code == 2 and "already exists" in err and out.read_text() == "precious\n"
