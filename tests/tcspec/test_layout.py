@@ -87,13 +87,19 @@ def test_api_is_lenient_by_default_and_strict_on_request():
                    strict=True) == 0x4C40
 
 
-def test_mma_strict_refuses_the_bf16_half_word():
+def test_mma_and_gemm_strict_refuse_the_bf16_half_word():
     from tcspec import mma
 
     a, b = [[BF16_ONE_16] * 16] * 2, [[BF16_ONE] * 3] * 16
     assert mma(a, b, a_format="bf16") == [[0] * 3] * 2
     with pytest.raises(ValueError, match=r"A\[0, 0\]"):
         mma(a, b, a_format="bf16", strict=True)
+    from tcspec import gemm
+
+    with pytest.raises(ValueError, match=r"A\[0, 0\]"):
+        gemm([[BF16_ONE_16] * 32] * 2, [[BF16_ONE] * 3] * 32, a_format="bf16", strict=True)
+    assert gemm([[BF16_ONE] * 32] * 2, [[BF16_ONE] * 3] * 32, a_format="bf16",
+                strict=True) == [[0x42000000] * 3] * 2
 
 
 def test_evaluate_strict_names_the_row():
