@@ -30,7 +30,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -372,12 +372,24 @@ class _ChunkRunner:
     plan: GenerationPlan
     jobs: int
     client: Any = None
+    running: list[Any] = field(default_factory=list)
 
     @property
     def parallel(self) -> bool:
         return self.client is not None or (self.jobs > 1 and self.plan.chunks > 1)
 
     def run(self, function: Callable[..., int], *extra: Any) -> Iterator[int]:
+        """The results of every chunk, in order (:meth:`close` stops the workers)."""
+        results = self._run(function, *extra)
+        self.running.append(results)
+        return results
+
+    def close(self) -> None:
+        """Stop every run still going: pending chunks cancelled, workers terminated."""
+        while self.running:
+            self.running.pop().close()
+
+    def _run(self, function: Callable[..., int], *extra: Any) -> Iterator[int]:
         indices = range(self.plan.chunks)
         if not self.parallel:
             for index in indices:
@@ -433,8 +445,10 @@ def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[s
         shared = " (Dask workers must share this file system)" if dask else ""
         raise ValueError(f"cannot write {path}: {exc.strerror or exc}{shared}") from None
     finally:
-        if runner is not None and runner.client is not None:
-            runner.client.close()
+        if runner is not None:
+            runner.close()
+            if runner.client is not None:
+                runner.client.close()
     return path
 
 
@@ -662,11 +676,12 @@ def check_columns(path: str | Path, jobs: int = 1, keep: int = 10,
     fast_kernel(info.desc, info.cases)
     bounds = [info.cases * i // parts for i in range(parts + 1)]
     report = Report()
-    for part in pool_map(parts, _check_part, [(str(path), bounds[i], bounds[i + 1], keep)
-                                              for i in range(parts)]):
-        report.merge(part)
-        if progress:
-            progress(report.total.cases)
+    with contextlib.closing(pool_map(parts, _check_part, [
+            (str(path), bounds[i], bounds[i + 1], keep) for i in range(parts)])) as results:
+        for part in results:
+            report.merge(part)
+            if progress:
+                progress(report.total.cases)
     del report.mismatches[keep:]
     return report
 

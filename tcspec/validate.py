@@ -11,6 +11,7 @@ candidate, a record whose datapath it does not apply to is counted as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -169,11 +170,11 @@ def check_files(paths: Sequence[Path],
     if jobs > 1 and len(paths) > 1:
         from tcspec.processes import pool_map
 
-        parts = pool_map(min(jobs, len(paths)), check_file, paths)
-        for index, (path, part) in enumerate(zip(paths, parts, strict=True), 1):
-            report.merge(part)
-            if progress:
-                progress(index, len(paths), path, part)
+        with contextlib.closing(pool_map(min(jobs, len(paths)), check_file, paths)) as parts:
+            for index, (path, part) in enumerate(zip(paths, parts, strict=True), 1):
+                report.merge(part)
+                if progress:
+                    progress(index, len(paths), path, part)
         return report
     for index, path in enumerate(paths, 1):
         part = check_file(path)

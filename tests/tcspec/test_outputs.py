@@ -8,6 +8,7 @@ overwrite without ``--force``, no second writer reporting success.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -206,8 +207,9 @@ def test_ctrl_c_during_a_parallel_gen_stops_the_workers_at_once(tmp_path, capsys
     started = time.monotonic()
     code, _, _ = run(capsys, "gen", "--datapath", "tf32", "--cases", "2000", "--jobs", "2",
                      "--out", str(tmp_path / "cases.jsonl"))
-    assert code == 130 and time.monotonic() - started < 4
+    assert code == 130 and time.monotonic() - started < 8
     assert list(tmp_path.iterdir()) == []
+    assert multiprocessing.active_children() == []
 
 
 def test_hw_run_refuses_an_existing_out_before_opening_a_device(tmp_path, capsys):
