@@ -142,7 +142,11 @@ def breaker_named(name: str) -> Breaker:
     for breaker in BREAKERS:
         if breaker.name == name:
             return breaker
-    raise ValueError(f"unknown breaker {name!r}; known: {', '.join(b.name for b in BREAKERS)}")
+    from tcspec.spec.names import did_you_mean
+
+    known = [b.name for b in BREAKERS]
+    raise ValueError(f"unknown breaker {name!r}{did_you_mean(name, known)}; known: "
+                     f"{', '.join(known)}")
 
 
 def _package_root() -> Path:

@@ -62,7 +62,10 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
     props = properties()
     if property_name is not None:
         if property_name not in props:
-            raise ValueError(f"unknown property {property_name!r}; known: {', '.join(props)}")
+            from tcspec.spec.names import did_you_mean
+
+            raise ValueError(f"unknown property {property_name!r}"
+                             f"{did_you_mean(property_name, props)}; known: {', '.join(props)}")
         chosen = [props[property_name]]
     else:
         chosen = list(props.values())
@@ -134,15 +137,13 @@ def summary_counts(rows: Sequence[Row]) -> dict[str, int]:
     return counts
 
 
-def write_report(rows: Sequence[Row], settings: Settings, seconds: float,
-                 json_path: Path = REPORT_JSON, md_path: Path = REPORT_MD) -> None:
-    """``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table)."""
+def report_texts(rows: Sequence[Row], settings: Settings, seconds: float) -> tuple[str, str]:
+    """The texts of ``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table)."""
     meta = {"solver": settings.solver, "timeout": settings.timeout,
             "second_solver": settings.second_solver, "second_timeout": settings.second_timeout,
             "jobs": settings.jobs, "wall_seconds": round(seconds, 1),
             "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    json_path.write_text(json.dumps({"run": meta, "rows": [r.to_json() for r in rows]},
-                                    indent=1) + "\n", encoding="utf-8")
+    json_text = json.dumps({"run": meta, "rows": [r.to_json() for r in rows]}, indent=1) + "\n"
     lines = ["# Proof report", "",
              f"Run {meta['finished']}: {settings.solver} (per-query timeout "
              f"{settings.timeout:g} s), second opinion {settings.second_solver or 'none'} "
@@ -164,7 +165,16 @@ def write_report(rows: Sequence[Row], settings: Settings, seconds: float,
                 f"{name}=0x{value:X}" for name, value in list(r.words.items())[:12])
         lines.append(f"| {r.property} | {r.datapath} | {k} | {r.result} | {r.solver} | "
                      f"{r.seconds:.1f} | {r.method} | {second} | {detail} |")
-    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return json_text, "\n".join(lines) + "\n"
+
+
+def write_report(rows: Sequence[Row], settings: Settings, seconds: float,
+                 json_path: Path = REPORT_JSON, md_path: Path = REPORT_MD) -> None:
+    """Write :func:`report_texts` to ``json_path`` and ``md_path`` (the command line writes
+    them atomically through ``tcspec.outputs``)."""
+    json_text, md_text = report_texts(rows, settings, seconds)
+    json_path.write_text(json_text, encoding="utf-8")
+    md_path.write_text(md_text, encoding="utf-8")
 
 
 def proof_counts(path: Path = REPORT_JSON) -> dict[str, dict[str, int]]:

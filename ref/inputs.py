@@ -40,18 +40,35 @@ def _word(value: Any, what: str, bits: int = 32) -> int:
     return word
 
 
+MAX_LIST = 4096
+"""Longest list of words any datapath reads (K, scale bytes, metadata words are far fewer):
+a longer one is refused before any element is converted."""
+
+
 def _words(values: Any, what: str, bits: int = 32) -> list[int]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise ValueError(f"{what} must be a sequence of raw words, got {values!r}")
+        raise ValueError(f"{what} must be a sequence of raw words, got {_short(values)}")
+    if len(values) > MAX_LIST:
+        raise ValueError(f"{what} has {len(values)} words; no datapath reads more than "
+                         f"{MAX_LIST}")
     return [_word(v, f"{what}[{i}]", bits) for i, v in enumerate(values)]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value) if not hasattr(value, "__len__") or len(value) < 64 else \
+        f"{type(value).__name__} of length {len(value)}"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _check_count(desc: Descriptor, what: str, count: int) -> None:
+    if count != desc.k:
+        sparse = " (sparse: the full logical K)" if desc.sparse else ""
+        raise ValueError(f"{desc.name} takes K={desc.k}{sparse} {what} words, got {count}")
 
 
 def _check_k(desc: Descriptor, a: Sequence[int], b: Sequence[int]) -> None:
     for what, lanes in (("A", a), ("B", b)):
-        if len(lanes) != desc.k:
-            sparse = " (sparse: the full logical K)" if desc.sparse else ""
-            raise ValueError(f"{desc.name} takes K={desc.k}{sparse} {what} words, "
-                             f"got {len(lanes)}")
+        _check_count(desc, what, len(lanes))
 
 
 def _scales(desc: Descriptor, scales: Any, what: str) -> list[int]:
@@ -133,6 +150,9 @@ def prepare_dot(desc: Descriptor, a: Any, b: Any, c: Any, scale_a: Any = None,
                                                      sparse_metadata)
     if packed is not None:
         return packed.tolist()
+    for what, values in (("A", a), ("B", b)):
+        if hasattr(values, "__len__") and not isinstance(values, (str, bytes)):
+            _check_count(desc, what, len(values))
     words_a, words_b = _words(a, "A", bits), _words(b, "B", bits)
     _check_k(desc, words_a, words_b)
     word_c = _word(c, "C", bits)
@@ -271,3 +291,110 @@ def matrix_operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     if k != k_b:
         raise ValueError(f"A is {m} x {k} but B is {k_b} x {n}: inner dimensions differ")
     return a_arr, b_arr
+
+
+# ------------------------------------------------------------------ word layout
+
+LAYOUT_RULE = ("SEMANTICS.md section 1: every word is 32 bits; tf32 and bf16 read the top "
+               "bits of an F32 word, narrower formats the low bits")
+
+
+def read_mask(name: str) -> int:
+    """The bits of its 32-bit word (or 8-bit scale byte) that format ``name`` reads
+    (SEMANTICS.md section 1): ``0xFFFFE000`` tf32, ``0xFFFF0000`` bf16, ``0xFF`` e4m3, ..."""
+    from tcspec.spec.formats import FORMATS, FloatFormat
+
+    fmt = FORMATS[name]
+    if not isinstance(fmt, FloatFormat):
+        return (1 << fmt.bits) - 1
+    return ((1 << fmt.container_bits) - 1) & ~((1 << fmt.cleared_bits) - 1)
+
+
+def bit_range(mask: int) -> str:
+    """``bits 31..16`` for ``0xFFFF0000``."""
+    low = (mask & -mask).bit_length() - 1
+    return f"bits {mask.bit_length() - 1}..{low}"
+
+
+def role_formats(desc: Descriptor) -> dict[str, str]:
+    """Input role -> the format its words are read as (C in the D type)."""
+    roles = {"a": desc.a_format, "b": desc.b_format,
+             "c": "f16" if desc.d_type == "f16" else "f32"}
+    if desc.scaling:
+        roles["scale_a"] = roles["scale_b"] = desc.scaling
+    return roles
+
+
+def layout_mistake(name: str, word: int) -> str | None:
+    """Why ``word`` is almost surely a layout mistake for format ``name``, or None: its set
+    bits all sit outside the bits the format reads (bf16 ``0x3F80``), or a format read from
+    the low bits has set bits above its width (an F32 C word on an F16-D path)."""
+    mask = read_mask(name)
+    outside = word & ~mask
+    if not outside:
+        return None
+    low_aligned = mask & 1
+    if low_aligned:
+        width = mask.bit_length()
+        return (f"{name} reads {bit_range(mask)} only, but 0x{word:X} has set bits above bit "
+                f"{width - 1} (0x{outside:X}; the hardware ignores them)")
+    if word & mask:
+        return None
+    hint = ""
+    if name == "bf16" and word < 1 << 16:
+        hint = f"; a 16-bit bf16 code goes in the top half: 0x{word << 16:08X}"
+    elif name == "tf32":
+        hint = "; a tf32 word is an F32 word whose bits 12..0 are ignored"
+    return (f"{name} reads {bit_range(mask)} of its 32-bit word, and 0x{word:X} has no set bit "
+            f"there (it reads as zero){hint}")
+
+
+def layout_problems(desc: Descriptor, words: Sequence[int]) -> list[str]:
+    """Every likely layout mistake among ``words`` (``input_layout(desc)`` order)."""
+    from tcspec.spec.catalog import input_layout
+
+    roles = role_formats(desc)
+    problems = []
+    for spec, word in zip(input_layout(desc), words, strict=True):
+        name = roles.get(spec.role)
+        if name is None:
+            continue
+        why = layout_mistake(name, word)
+        if why:
+            role = spec.role.upper() if len(spec.role) == 1 else spec.role
+            label = "C" if spec.role == "c" else f"{role}[{spec.index}]"
+            if spec.role == "c" and name == "f16":
+                why += "; an F16-D path reads C as an F16 word: is this an F32 C word?"
+            problems.append(f"{label} = 0x{word:X}: {why}")
+    return problems
+
+
+def check_layout(desc: Descriptor, words: Sequence[int], hint: str = "strict=False") -> None:
+    """``ValueError`` naming the first likely layout mistake in ``words`` (strict mode)."""
+    problems = layout_problems(desc, words)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ValueError(f"{desc.name}: {problems[0]}{more}; word layout: {LAYOUT_RULE} "
+                         f"({hint} passes such words as the hardware reads them)")
+
+
+def check_layout_batch(desc: Descriptor, arrays: dict[str, np.ndarray],
+                       hint: str = "strict=False") -> None:
+    """:func:`check_layout` over batch arrays ``{role: uint32 array}`` (rows first)."""
+    roles = role_formats(desc)
+    for role, arr in arrays.items():
+        if arr is None or role not in roles:
+            continue
+        mask = np.uint64(read_mask(roles[role]))
+        values = np.asarray(arr).astype(np.uint64)
+        outside = (values & ~mask) != 0
+        if not mask & np.uint64(1):
+            outside &= (values & mask) == 0
+        if outside.any():
+            index = np.unravel_index(int(np.argmax(outside)), outside.shape)
+            word = int(values[index])
+            what = "C" if role == "c" else role.upper() if len(role) == 1 else role
+            raise ValueError(f"{desc.name}: {what}{list(map(int, index))} = 0x{word:X}: "
+                             f"{layout_mistake(roles[role], word)}; word layout: "
+                             f"{LAYOUT_RULE} ({hint} passes such words as the hardware "
+                             f"reads them)")

@@ -36,6 +36,9 @@ INSTRUCTION_PREFIXES = (("mma.sync.block_scale", "mma_block_scale"), ("mma.sync"
                         ("wgmma", "wgmma"), ("v_mfma", "mfma"), ("mfma", "mfma"))
 """Architecture-line ``instruction`` spellings -> the instruction of canonical names."""
 
+MAX_LINE_CHARS = 1 << 18
+"""Longest line read (characters): the widest datapath's line with every field in decimal
+is under 5 kB, so a longer line is refused before it is parsed."""
 DESCRIPTOR_FIELDS = ("a_format", "b_format", "d_type", "saturate", "scaling", "kind", "scale_vec")
 
 
@@ -198,7 +201,13 @@ def read_vectors(path: str | Path) -> Iterator[Record | BadLine]:
         while True:
             number += 1
             try:
-                text = handle.readline()
+                text = handle.readline(MAX_LINE_CHARS + 1)
+                if len(text) > MAX_LINE_CHARS:
+                    while text and not text.endswith("\n"):
+                        text = handle.readline(1 << 20)
+                    yield BadLine(number, f"longer than {MAX_LINE_CHARS} characters (no "
+                                  "datapath needs more than a few thousand); not parsed")
+                    continue
             except (OSError, EOFError, UnicodeDecodeError) as exc:
                 yield BadLine(number, f"unreadable: {exc}")
                 return

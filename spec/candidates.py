@@ -261,7 +261,10 @@ def candidate_named(name: str) -> Candidate:
         return CANDIDATES[key]
     candidate = _parametric(key)
     if candidate is None:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(CANDIDATES)}, and "
+        from tcspec.spec.names import did_you_mean
+
+        hint = did_you_mean(name, [*CANDIDATES, *ALIASES])
+        raise ValueError(f"unknown model {name!r}{hint}; known: {', '.join(CANDIDATES)}, and "
                          f"{' / '.join(PARAMETRIC)} for widths {WIDTHS.start}.."
                          f"{WIDTHS.stop - 1}")
     return candidate

@@ -125,7 +125,11 @@ def lookup(name: str) -> Datapath:
         for candidate in (key, f"dense-{key}"):
             if candidate in CATALOG:
                 return CATALOG[candidate]
-    raise ValueError(f"unknown datapath {name!r} (see `tcspec list` for the canonical names)")
+    from tcspec.spec.names import did_you_mean
+
+    known = [*CATALOG, *(n[len("dense-"):] for n in CATALOG if n.startswith("dense-"))]
+    raise ValueError(f"unknown datapath {name!r}{did_you_mean(name, known)} "
+                     "(see `tcspec list` for the canonical names)")
 
 
 def descriptor_of(datapath: str | dict[str, object] | AnyDescriptor) -> AnyDescriptor:

@@ -119,7 +119,10 @@ def _format_name(field: str, value: object) -> str:
     excluded = ("f32", "ue8m0", "ue4m3", *ARCH_ONLY_FORMATS)
     if key not in FORMATS or key in excluded:
         operand = sorted(n for n in FORMATS if n not in excluded)
-        raise ValueError(f"unknown {field} {value!r} (operand formats: {', '.join(operand)})")
+        from tcspec.spec.names import did_you_mean
+
+        raise ValueError(f"unknown {field} {value!r}{did_you_mean(value, [*operand, *ALIASES])} "
+                         f"(operand formats: {', '.join(operand)})")
     return key
 
 

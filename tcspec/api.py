@@ -24,6 +24,8 @@ from tcspec.ref.inputs import (
     _check_metadata_batch,
     _plain_dot_words,
     _resolved,
+    check_layout,
+    check_layout_batch,
     matrix_operands,
     prepare_dot,
     words_in_place,
@@ -60,13 +62,39 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
             b_format: str | None = None, d_type: str | None = None, saturate: bool = False,
             scaling: str | None = None, scale_vec: int | None = None, kind: str | None = None,
             scale_a: Sequence[int] | None = None, scale_b: Sequence[int] | None = None,
-            sparse_metadata: int | Sequence[int] | None = None) -> int:
+            sparse_metadata: int | Sequence[int] | None = None, strict: bool = False) -> int:
     """One output word ``D = C + sum(A[k] * B[k])`` from raw words (SEMANTICS.md section 6).
 
     The keyword fields are the descriptor; ``sparse_metadata`` makes it the
     sparse sibling (A and B then hold the full logical K). Runs the compiled
     scalar lowering (built once per datapath on first use), or the C kernel
     once a process has made many calls of one datapath.
+
+    Word layout (SEMANTICS.md section 1): every A, B and C word is an int in
+    ``[0, 2^32)``; each format reads only some of its bits and the hardware
+    ignores the rest:
+
+    ============  =====================  ==================================
+    format        bits read              e.g. 1.0
+    ============  =====================  ==================================
+    tf32          31..13 (an F32 word)   ``0x3F800000``
+    bf16          31..16 (top half)      ``0x3F800000`` (not ``0x3F80``)
+    f16           15..0                  ``0x3C00``
+    e4m3, e5m2    7..0                   ``0x38``, ``0x3C``
+    e2m3, e3m2    5..0                   ``0x08``, ``0x0C``
+    e2m1          3..0                   ``0x2``
+    u8, s8        7..0                   ``0x01``
+    C, F32 D      31..0                  ``0x3F800000``
+    C, F16 D      15..0                  ``0x3C00``
+    C, S32 D      31..0 (two's compl.)   ``0x00000001``
+    ue8m0 scale   7..0                   ``0x7F``
+    ue4m3 scale   6..0                   ``0x38``
+    ============  =====================  ==================================
+
+    The result is a 32-bit F32 or S32 word, or an F16 word in bits 15..0.
+    ``strict=True`` refuses words that are almost surely layout mistakes (all
+    set bits outside the bits read, like bf16 ``0x3F80``; set bits above a
+    narrow format's width, like an F32 C word on an F16-D path).
     """
     sparse = sparse_metadata is not None
     try:
@@ -77,19 +105,23 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
     words = _plain_dot_words(desc, a, b, c, scale_a, scale_b, sparse_metadata)
     if words is None:
         words = array("I", prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata))
+    if strict:
+        check_layout(desc, words)
     return _dot_runner(desc)(words)
 
 
 def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any, *,
              scale_a: Any = None, scale_b: Any = None,
-             sparse_metadata: Any = None, jobs: int | None = None) -> np.ndarray:
+             sparse_metadata: Any = None, jobs: int | None = None,
+             strict: bool = False) -> np.ndarray:
     """Many dot products at once (NumPy, or the C kernel for big runs: :func:`ref.run.run_rows`).
 
     ``a[N, K]``, ``b[N, K]`` raw words, ``c[N]``; scales ``uint8[N, blocks]``;
     metadata one value for all rows, a list of words for all rows, or
     ``uint32[N, words]``. Returns ``uint32[N]`` result words. Arrays are read
     in place (a ``uint32`` A, B, C and ``uint8`` scales need no check), on
-    ``jobs`` threads (default every core).
+    ``jobs`` threads (default every core). Words are laid out as for
+    :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes.
     """
     desc = descriptor_of(datapath)
     if isinstance(datapath, dict) and sparse_metadata is not None and not desc.sparse:
@@ -116,18 +148,23 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
                             desc.metadata_words, None)
     if metadata is not None:
         _check_metadata_batch(desc, [metadata[:, i] for i in range(metadata.shape[1])], rows)
+    if strict:
+        check_layout_batch(desc, {"a": a_arr, "b": b_arr, "c": c_arr, "scale_a": scales[0],
+                                  "scale_b": scales[1]})
     return run_rows(desc, a_arr, b_arr, c_arr, *scales, metadata, jobs=jobs)
 
 
 def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = None,
-        sparse_metadata: Any = None, jobs: int | None = None, **descriptor: Any) -> Any:
+        sparse_metadata: Any = None, jobs: int | None = None, strict: bool = False,
+        **descriptor: Any) -> Any:
     """``D = C + A @ B`` on raw words: A is M x K, B is K x N, C and D are M x N.
 
     ``scale_a`` has one row of scale bytes per A row, ``scale_b`` one per B
     column; ``sparse_metadata`` is one value for all rows or one row of words
     per A row. Returns nested lists of ints, or a ``uint32`` array when A or
     B is a NumPy array. A missing C is all ``+0``. Operands are read in place
-    (:func:`ref.run.run_chain`, one step), on ``jobs`` threads.
+    (:func:`ref.run.run_chain`, one step), on ``jobs`` threads. Words are laid
+    out as for :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes.
     """
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
@@ -164,5 +201,8 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
                                 desc.metadata_words, None)
         _check_metadata_batch(desc, [metadata[:, i] for i in range(metadata.shape[1])], m)
         metadata = metadata[:, None, :]
+    if strict:
+        check_layout_batch(desc, {"a": a_arr, "b": b_arr, "c": c_arr, "scale_a": scales[0],
+                                  "scale_b": scales[1]})
     d = run_chain(desc, a_arr, b_arr, c_arr, [0], *scales, metadata, jobs=jobs)
     return d if as_numpy else d.tolist()

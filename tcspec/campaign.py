@@ -30,12 +30,14 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from tcspec.outputs import atomic_paths
+from tcspec.processes import pool_map
 from tcspec.ref.inputs import UNIT_SCALE, _check_metadata_batch
 from tcspec.ref.run import run_rows
 from tcspec.ref.vectorfiles import Record
@@ -50,7 +52,9 @@ from tcspec.validate import (
     Report,
     check_file,
     check_files,
+    print_bad_lines,
     print_report,
+    report_json,
 )
 from tcspec.words import EXIT_MISMATCH, EXIT_USAGE, ProgressLine, UsageError
 
@@ -369,12 +373,24 @@ class _ChunkRunner:
     plan: GenerationPlan
     jobs: int
     client: Any = None
+    running: list[Any] = field(default_factory=list)
 
     @property
     def parallel(self) -> bool:
         return self.client is not None or (self.jobs > 1 and self.plan.chunks > 1)
 
     def run(self, function: Callable[..., int], *extra: Any) -> Iterator[int]:
+        """The results of every chunk, in order (:meth:`close` stops the workers)."""
+        results = self._run(function, *extra)
+        self.running.append(results)
+        return results
+
+    def close(self) -> None:
+        """Stop every run still going: pending chunks cancelled, workers terminated."""
+        while self.running:
+            self.running.pop().close()
+
+    def _run(self, function: Callable[..., int], *extra: Any) -> Iterator[int]:
         indices = range(self.plan.chunks)
         if not self.parallel:
             for index in indices:
@@ -389,20 +405,20 @@ class _ChunkRunner:
             for future in futures:
                 yield future.result()
             return
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(min(self.jobs, self.plan.chunks)) as pool:
-            yield from pool.map(function, itertools.repeat(self.plan), indices,
-                                *[itertools.repeat(value) for value in extra])
+        yield from pool_map(min(self.jobs, self.plan.chunks), function,
+                            itertools.repeat(self.plan), indices,
+                            *[itertools.repeat(value) for value in extra])
 
 
 def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[str] = CATEGORIES,
                   seed: int = 0, file_format: str = "jsonl",
                   progress: Callable[[int], None] | None = None, jobs: int = 1,
-                  dask: str | None = None) -> Path:
+                  dask: str | None = None, force: bool = False) -> Path:
     """Write ``cases`` generated cases of ``datapath`` with expected words to ``out``, chunks
     spread over ``jobs`` processes or the Dask cluster at ``dask`` (whose workers must see
-    ``out``: a shared file system). The bytes are the same either way."""
+    ``out``: a shared file system). The bytes are the same either way. ``out`` appears only
+    when every chunk is written, and an existing ``out`` is replaced only with ``force``
+    (:mod:`tcspec.outputs`)."""
     desc = lookup(datapath).descriptor
     if not is_specified(desc):
         raise ValueError(f"datapath {desc.name} is not yet specified in this build")
@@ -414,18 +430,26 @@ def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[s
         raise ValueError(f"unknown --format {file_format!r} (known: jsonl, npy-dir)")
     path = Path(out)
     plan = GenerationPlan(desc.name, cases, tuple(mix), seed, CHUNK_ROWS)
-    runner = _ChunkRunner(plan, jobs, _dask_client(dask) if dask else None)
+    columns = file_format == "npy-dir"
+    if columns and path.suffix in (".jsonl", ".gz"):
+        raise ValueError(f"--format npy-dir writes a directory, not {path.name} "
+                         "(name a directory, or drop --format npy-dir)")
+    runner = None
     try:
-        if file_format == "jsonl":
-            _write_jsonl(runner, path, progress)
-        else:
-            _write_columns(runner, path, progress)
+        with atomic_paths([path], force=force, directory=columns) as (temp,):
+            runner = _ChunkRunner(plan, jobs, _dask_client(dask) if dask else None)
+            if columns:
+                _write_columns(runner, temp, progress)
+            else:
+                _write_jsonl(runner, temp, progress, path.suffix == ".gz")
     except OSError as exc:
         shared = " (Dask workers must share this file system)" if dask else ""
         raise ValueError(f"cannot write {path}: {exc.strerror or exc}{shared}") from None
     finally:
-        if runner.client is not None:
-            runner.client.close()
+        if runner is not None:
+            runner.close()
+            if runner.client is not None:
+                runner.client.close()
     return path
 
 
@@ -438,10 +462,10 @@ def _tally(results: Iterator[int], progress: Callable[[int], None] | None) -> No
 
 
 def _write_jsonl(runner: _ChunkRunner, path: Path,
-                 progress: Callable[[int], None] | None) -> None:
+                 progress: Callable[[int], None] | None, gz: bool) -> None:
     """Serially straight into ``path``; in parallel workers write ordered part files in a
     hidden directory beside it, appended here in order and removed."""
-    plan, gz = runner.plan, path.suffix == ".gz"
+    plan = runner.plan
     with open(path, "wb") as handle:
         if not runner.parallel:
             _tally((_write_lines(handle, plan, i, gz) for i in range(plan.chunks)), progress)
@@ -467,8 +491,6 @@ def _write_columns(runner: _ChunkRunner, path: Path,
     ``descriptor.json`` comes last, so an interrupted run leaves no readable directory."""
     plan = runner.plan
     desc = lookup(plan.datapath).descriptor
-    path.mkdir(parents=True, exist_ok=True)
-    (path / DESCRIPTOR_FILE).unlink(missing_ok=True)
     shapes = _column_shapes(desc, plan.cases)
     offsets = {}
     for name, (dtype, shape) in shapes.items():
@@ -656,16 +678,15 @@ def check_columns(path: str | Path, jobs: int = 1, keep: int = 10,
     parts = max(1, min(jobs, -(-info.cases // CHUNK_ROWS)))
     if parts == 1 or not is_specified(info.desc):
         return check_range(path, 0, info.cases, keep, progress)
-    from concurrent.futures import ProcessPoolExecutor
 
     from tcspec.ref.kernels import fast_kernel
 
     fast_kernel(info.desc, info.cases)
     bounds = [info.cases * i // parts for i in range(parts + 1)]
     report = Report()
-    with ProcessPoolExecutor(parts) as pool:
-        for part in pool.map(_check_part, [(str(path), bounds[i], bounds[i + 1], keep)
-                                           for i in range(parts)]):
+    with contextlib.closing(pool_map(parts, _check_part, [
+            (str(path), bounds[i], bounds[i + 1], keep) for i in range(parts)])) as results:
+        for part in results:
             report.merge(part)
             if progress:
                 progress(report.total.cases)
@@ -709,6 +730,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.dask:
         return _check_on_dask(args)
     status = 0
+    reports = {}
     for name in args.files:
         path = Path(name)
         if path.is_dir() and not is_column_dir(path):
@@ -734,13 +756,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         if total.cases and total.skipped == total.cases:
             raise UsageError(f"model {candidate.name!r} applies to none of the {total.cases} "
                              f"lines of {name} (it applies to {candidate.applies_to})")
-        print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
-        if not report.total.cases and not report.bad_lines:
-            print(f"no vector lines in {name}")
-            status = status or EXIT_USAGE
+        if not total.cases:
+            print_bad_lines(report.bad_lines)
+            found = f" ({len(report.bad_lines)} malformed)" if report.bad_lines else ""
+            print(f"tcspec: error: no usable vector line in {name}{found}", file=sys.stderr)
+            status = status if status == EXIT_MISMATCH else EXIT_USAGE
             continue
-        print_report(report, name)
-        _print_findings(report)
+        if args.json:
+            reports[name] = report_json(report)
+            print_bad_lines(report.bad_lines)
+        else:
+            print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
+            print_report(report, name)
+            _print_findings(report)
         if total.skipped:
             print(f"{total.skipped} line(s) skipped: model {candidate.name!r} does not apply to "
                   f"their datapath (it applies to {candidate.applies_to})")
@@ -748,6 +776,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             status = EXIT_MISMATCH
         elif report.bad_lines and status == 0:
             status = EXIT_USAGE
+    if args.json:
+        print(json.dumps({"files": reports, "model": candidate.name, "status": status},
+                         indent=1))
     return status
 
 
@@ -780,11 +811,17 @@ def _check_on_dask(args: argparse.Namespace) -> int:
             raise UsageError(f"no such vector file: {name}")
     report = check_on_dask(args.files, args.dask, FIRST_MISMATCHES,
                            ProgressLine(f"dask {args.dask}"))
+    if not report.total.cases:
+        print_bad_lines(report.bad_lines)
+        raise UsageError(f"no usable vector line in {', '.join(args.files)}")
+    status = EXIT_MISMATCH if report.mismatches else EXIT_USAGE if report.bad_lines else 0
+    if args.json:
+        print_bad_lines(report.bad_lines)
+        print(json.dumps({"files": {"dask": report_json(report)}, "status": status}, indent=1))
+        return status
     print(f"== {', '.join(args.files)} on Dask {args.dask}")
     print_report(report, "the files")
-    if report.mismatches:
-        return EXIT_MISMATCH
-    return EXIT_USAGE if report.bad_lines or not report.total.cases else 0
+    return status
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
@@ -795,7 +832,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
                          seed=args.seed, file_format=args.format,
                          progress=ProgressLine(args.out, verb="written"),
                          jobs=(os.cpu_count() or 1) if args.jobs is None else args.jobs,
-                         dask=args.dask)
+                         dask=args.dask, force=args.force)
     print(f"wrote {path}: {args.cases} cases of {args.datapath} ({args.format}, mix {args.mix}, "
           f"seed {args.seed})")
     return 0

@@ -70,7 +70,7 @@ def _metadata(desc: Descriptor, metadata: Any, rows: int, steps: int) -> np.ndar
 def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
          accumulation: str | Accumulation | None = None, scale_a: Any = None,
          scale_b: Any = None, sparse_metadata: Any = None, jobs: int | None = None,
-         **descriptor: Any) -> Any:
+         strict: bool = False, **descriptor: Any) -> Any:
     """``D = C + A @ B`` as a chain of instructions: A is M x K, B is K x N, C and D M x N.
 
     K is any multiple of the instruction's K; step ``s`` multiplies K block
@@ -83,7 +83,9 @@ def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
     ``sparse_metadata`` is one int for every row and step or an array
     ``[M, steps, metadata words]``. ``jobs`` threads (default every core).
     Returns nested lists, or a ``uint32`` array when A or B is a NumPy array
-    (F16 D in the low 16 bits; split-K and promotion give F32 words).
+    (F16 D in the low 16 bits; split-K and promotion give F32 words). Words
+    are laid out as for :func:`tcspec.mma_dot`; ``strict=True`` refuses likely
+    layout mistakes (SEMANTICS.md section 1).
     """
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     pattern = accumulation_of(accumulation)
@@ -99,6 +101,11 @@ def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
     scales_b = _scales(desc, scale_b, "scale_b", n, steps)
     metadata = _metadata(desc, sparse_metadata, m, steps)
     c_arr = None if c is None else words_in_place(c, "C", 32, (m, n))
+    if strict:
+        from tcspec.ref.inputs import check_layout_batch
+
+        check_layout_batch(desc, {"a": a_arr, "b": b_arr, "c": c_arr, "scale_a": scales_a,
+                                  "scale_b": scales_b})
 
     def chain(run: Sequence[int], start: np.ndarray | None) -> np.ndarray:
         return run_chain(desc, a_arr, b_arr, start, run, scales_a, scales_b, metadata, jobs)

@@ -11,16 +11,19 @@ candidate does not apply to are skipped for it and counted. No solver.
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tcspec.ref.compiled import compiled_model
 from tcspec.ref.vectorfiles import BadLine, Record, read_vectors
 from tcspec.spec.candidates import CANDIDATES, candidate_named
 from tcspec.spec.catalog import is_specified
 from tcspec.spec.descriptor import Descriptor
-from tcspec.words import UsageError
+from tcspec.words import EXIT_USAGE, Heartbeat, UsageError
 
 
 def family_of(desc: Descriptor) -> str:
@@ -195,19 +198,50 @@ def classification_text(result: Classification, show_all: bool = False) -> str:
         lines.append(f"lines skipped (candidate does not apply): {counted}")
     if result.unspecified:
         lines.append(f"{len(result.unspecified)} line(s) on datapaths not specified here")
-    for bad in result.bad_lines[:10]:
-        lines.append(f"malformed line {bad.line}: {bad.problem}")
     return "\n".join(lines)
+
+
+def classification_json(result: Classification) -> dict[str, Any]:
+    """The verdicts as data: per family, each candidate's counts and the lines against it."""
+    families = {}
+    for family in result.families.values():
+        families[family.family] = {
+            "datapaths": sorted(family.datapaths), "lines": family.lines,
+            "candidates": {name: {"survives": v.survives, "applies": v.applies,
+                                  "checked": v.checked, "skipped": v.skipped,
+                                  "ruled_out_by": [{"line": r.line, "name": r.name,
+                                                    "observed": r.expected, "model": word}
+                                                   for r, word in v.against[:10]],
+                                  "disagreeing_lines": len(v.against)}
+                           for name, v in family.verdicts.items()}}
+    return {"families": families, "survivors": result.survivors(),
+            "unspecified_lines": len(result.unspecified),
+            "malformed": [{"line": b.line, "problem": b.problem} for b in result.bad_lines[:10]],
+            "malformed_count": len(result.bad_lines)}
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
     """``tcspec classify``: which candidate models survive observed words."""
     names = [n for n in (args.candidates or "").split(",") if n.strip()]
     try:
-        result = classify_file(args.file, names or None)
+        with Heartbeat(f"classify {args.file}"):
+            result = classify_file(args.file, names or None)
     except OSError as exc:
         raise UsageError(f"cannot read {args.file}: {exc}") from None
-    if not result.families and not result.bad_lines:
-        raise UsageError(f"no vector lines in {args.file}")
-    print(classification_text(result, args.all))
-    return 0
+    for bad in result.bad_lines[:10]:
+        print(f"tcspec: error: malformed line {bad.line} of {args.file}: {bad.problem}",
+              file=sys.stderr)
+    if len(result.bad_lines) > 10:
+        print(f"tcspec: error: ... and {len(result.bad_lines) - 10} more malformed lines",
+              file=sys.stderr)
+    if not result.families:
+        parts = [f"{len(result.bad_lines)} malformed"] if result.bad_lines else []
+        if result.unspecified:
+            parts.append(f"{len(result.unspecified)} on datapaths not specified here")
+        found = f" ({', '.join(parts)})" if parts else ""
+        raise UsageError(f"no usable line in {args.file}{found}: no verdict")
+    if args.json:
+        print(json.dumps(classification_json(result), indent=1))
+    else:
+        print(classification_text(result, args.all))
+    return EXIT_USAGE if result.bad_lines else 0

@@ -6,12 +6,15 @@ command runs), which prints its result and returns the exit status.
 
 Bad input (a non-hex word, wrong K, an unknown format or datapath, a missing
 file) prints one line ``tcspec: error: ...`` naming the problem and exits
-with status 2; a mismatch against a vector exits with status 1.
+with status 2; a mismatch against a vector exits with status 1; Ctrl-C (or
+SIGTERM) exits 130 after every partial output is removed (:mod:`tcspec.outputs`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -71,9 +74,29 @@ def command(name: str) -> Command:
     raise UsageError(f"unknown command {name!r}")
 
 
+_MAIN_PID = [0]
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends the command like Ctrl-C (outputs cleaned up, exit 130); a forked worker
+    that has not yet reset the handler just exits."""
+    if os.getpid() != _MAIN_PID[0]:
+        os._exit(128 + signum)
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    _MAIN_PID[0] = os.getpid()
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        installed = True
+    except ValueError:
+        previous, installed = None, False
     try:
         return command(args.command)(args)
     except (UsageError, ValueError) as exc:
@@ -81,9 +104,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"tcspec: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("tcspec: error: out of memory (the input is larger than this machine holds)",
+              file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
-        print("tcspec: interrupted", file=sys.stderr)
+        print("tcspec: error: interrupted (partial outputs removed)", file=sys.stderr)
         return 130
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,24 @@
 """``tcspec eval`` and ``tcspec explain``: one dot product given on the command line.
 
 Both read the same input flags (a datapath or descriptor fields, hex A, B
-and C words, scale bytes, sparse metadata), checked by :mod:`ref.inputs`.
+and C words, scale bytes, sparse metadata), checked by :mod:`ref.inputs`:
+a word that is almost surely a layout mistake (SEMANTICS.md section 1; the
+table is in ``tcspec eval --help``) is refused unless ``--raw-containers``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from tcspec.explain import compare, explain, vector_line
+from tcspec.outputs import write_text
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.inputs import prepare_dot
+from tcspec.ref.inputs import check_layout, prepare_dot
 from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import resolve
-from tcspec.svg import alignment_svg
+from tcspec.svg import panels_svg
 from tcspec.words import UsageError, describe_word, hex_word, parse_hex_list, parse_hex_word
 
 
@@ -54,7 +56,10 @@ def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, 
               "c": parse_hex_word(args.c, "--c"),
               "scale_a": parse_hex_list(args.scale_a, "--scale-a", 8) if args.scale_a else None,
               "scale_b": parse_hex_list(args.scale_b, "--scale-b", 8) if args.scale_b else None}
-    return desc, prepare_dot(desc, **fields, sparse_metadata=metadata), fields
+    words = prepare_dot(desc, **fields, sparse_metadata=metadata)
+    if not args.raw_containers:
+        check_layout(desc, words, "--raw-containers")
+    return desc, words, fields
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -85,14 +90,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
         desc, words, _ = _dot_from_args(args)
     shown = compare(desc, words, args.vs) if args.vs else explain(desc, words)
     if args.svg:
-        hardware = shown.left if args.vs else shown
-        if hardware.alignment is None:
+        models = [shown.left, shown.right] if args.vs else [shown]
+        if all(m.alignment is None for m in models):
             raise UsageError(f"{desc.name} has no window to picture (integer sums are exact)")
-        picture = alignment_svg(hardware.alignment, f"{desc.name}: {hardware.model}")
-        try:
-            Path(args.svg).write_text(picture, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.svg}: {exc.strerror or exc}") from None
+        write_text(args.svg, panels_svg([(m.alignment, f"{desc.name}: {m.model}",
+                                          f"{m.model} records no window alignment to draw "
+                                          f"(D = {hex_word(m.word, desc.d_type)}; its stages "
+                                          "are in the text output)") for m in models]),
+                   force=args.force)
     print(json.dumps(shown.data(), indent=1) if args.json else shown.text())
     if args.svg and not args.json:
         print(f"wrote {args.svg}")

@@ -9,12 +9,14 @@ the provenance lines of :mod:`spec.provenance`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tcspec.outputs import write_text, write_texts
 from tcspec.ref.cgen import C_HD_MACRO, C_HELPERS, c_function
 from tcspec.smt.formula import SMTLIB_FORMS, smtlib_library, traced
 from tcspec.smt.trace import Node
@@ -138,26 +140,27 @@ def c_sources(descs: Sequence[Descriptor]) -> dict[str, str]:
     return {C_HEADER: "\n".join(header) + "\n", C_SOURCE: "\n".join(source)}
 
 
-def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path``; an unwritable path is a ``ValueError`` naming it."""
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-def write_c(descs: Sequence[Descriptor], directory: str | Path) -> dict[Path, int]:
-    """Write the C reference into ``directory`` (created if needed): ``{path: bytes}``."""
+def write_c(descs: Sequence[Descriptor], directory: str | Path,
+            force: bool = False) -> dict[Path, int]:
+    """Write the C reference into ``directory`` (created if needed), both files atomically
+    (:mod:`tcspec.outputs`; existing files replaced only with ``force``): ``{path: bytes}``."""
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"--lang c writes a directory, but {directory} is a file")
+    texts = {directory / name: text for name, text in c_sources(descs).items()}
+    created = not directory.exists()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValueError(f"cannot create directory {directory}: {exc.strerror or exc}") from None
-    sizes = {}
-    for name, text in c_sources(descs).items():
-        write_text(directory / name, text)
-        sizes[directory / name] = len(text.encode())
-    return sizes
+    try:
+        write_texts(texts, force=force)  # type: ignore[arg-type]
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+    return {path: len(text.encode()) for path, text in texts.items()}
 
 
 def cmd_smtlib(args: argparse.Namespace) -> int:
@@ -165,7 +168,7 @@ def cmd_smtlib(args: argparse.Namespace) -> int:
     descs = select([args.datapath])
     text = smtlib_text(descs, "script")
     if args.output:
-        write_text(args.output, text)
+        write_text(args.output, text, force=args.force)
         print(f"wrote {args.output}: {len(text)} bytes, {traced(descs[0]).node_count} DAG nodes")
     else:
         sys.stdout.write(text)
@@ -187,14 +190,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             if exempt:
                 print(f"{len(exempt)} datapath(s) with 64-bit words left out of the C export "
                       "(SEMANTICS.md section 10): " + ", ".join(exempt), file=sys.stderr)
-        for path, size in write_c(descs, args.output).items():
+        for path, size in write_c(descs, args.output, args.force).items():
             print(f"wrote {path}: {size} bytes")
     else:
         text = smtlib_text(descs, args.form or "library")
         if not args.output:
             sys.stdout.write(text)
             return 0
-        write_text(args.output, text)
+        write_text(args.output, text, force=args.force)
         print(f"wrote {args.output}: {len(text.encode())} bytes")
     print(f"{len(descs)} datapath(s) exported in {time.monotonic() - started:.1f}s")
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.api import mma_dot
+from tcspec.outputs import write_text
 from tcspec.ref.inputs import prepare_dot
 from tcspec.ref.run import run_scalar
 from tcspec.ref.vectorfiles import VECTOR_DIR, arch_vector_counts, vector_counts
@@ -104,6 +105,6 @@ def write_ours(count: int = 4, seed: int = 2026) -> list[Path]:
         make = arch_spec_vector if isinstance(desc, ArchDescriptor) else spec_vector
         lines = [make(desc, rng, finite=i % 2 == 1) for i in range(count)]  # type: ignore[arg-type]
         path = OURS_DIR / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        write_text(path, "".join(json.dumps(line) + "\n" for line in lines), replace=True)
         paths.append(path)
     return paths

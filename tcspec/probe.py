@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tcspec.outputs import atomic_paths
 from tcspec.proofs.probes.probe import (
     Constraints,
     find_probes,
@@ -21,8 +22,9 @@ from tcspec.proofs.probes.probe import (
 )
 from tcspec.proofs.probes.sensitivity import sensitivity_table
 from tcspec.proofs.probes.separate import separating_suite
+from tcspec.ref.inputs import LAYOUT_RULE, layout_mistake
 from tcspec.spec.catalog import lookup
-from tcspec.words import UsageError, parse_hex_list
+from tcspec.words import Heartbeat, UsageError, parse_hex_list
 
 
 def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:
@@ -39,6 +41,15 @@ def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:
              for text, flag, bits in ((args.scale_a, "--scale-a", 8),
                                       (args.scale_b, "--scale-b", 8),
                                       (args.metadata, "--metadata", 32))]
+    desc_lists = dict(zip(("scale_a", "scale_b"), lists[:2], strict=True))
+    if desc.scaling and not args.raw_containers:
+        for role, words in desc_lists.items():
+            for i, word in enumerate(words or ()):
+                why = layout_mistake(desc.scaling, word)
+                if why:
+                    raise UsageError(f"--{role.replace('_', '-')}[{i}] = 0x{word:X}: {why}; "
+                                     f"word layout: {LAYOUT_RULE} (--raw-containers passes "
+                                     "it as the hardware reads it)")
     return Constraints(finite=args.finite, active_lanes=args.active_lanes, c=args.c,
                        exp_range=exp_range, shape=args.shape, fixed=fixed_inputs(desc, *lists))
 
@@ -59,19 +70,19 @@ def _probe_command(args: argparse.Namespace, desc: Any) -> str:
     return " ".join(parts)
 
 
-def _write_probe_records(args: argparse.Namespace, render: Any, count: int) -> None:
-    """Each ``--out`` in the format its extension names (.jsonl, .csv; else --format)."""
+def _out_format(args: argparse.Namespace, out: str) -> str:
+    suffix = Path(out).suffix.lstrip(".")
+    return suffix if suffix in ("jsonl", "csv") else args.format
+
+
+def _write_probe_records(args: argparse.Namespace, render: Any, temps: list[Path]) -> None:
+    """Each ``--out`` (written to its temporary path) in the format its extension names
+    (.jsonl, .csv; else --format); stdout without ``--out``."""
     if not args.out:
         sys.stdout.write(render(args.format))
         return
-    for out in args.out:
-        suffix = Path(out).suffix.lstrip(".")
-        fmt = suffix if suffix in ("jsonl", "csv") else args.format
-        try:
-            Path(out).write_text(render(fmt), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
-        print(f"wrote {count} probe(s) to {out} ({fmt})")
+    for out, temp in zip(args.out, temps, strict=True):
+        temp.write_text(render(_out_format(args, out)), encoding="utf-8")
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -83,25 +94,46 @@ def cmd_probe(args: argparse.Namespace) -> int:
                          "or --sensitivity")
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.sensitivity and args.out:
+        raise UsageError("--sensitivity prints a table and writes no probes: drop --out")
     constraints = _probe_constraints(args, desc)
-    log = (lambda line: print(f"  {line}", file=sys.stderr, flush=True)) if args.verbose \
-        else (lambda line: None)
-    options = {"solver": args.solver, "timeout": args.timeout, "log": log}
+    with atomic_paths(args.out or [], force=args.force) as temps:
+        status, count = _run_probe(args, desc, constraints, temps)
+    for out in args.out or ():
+        print(f"wrote {count} probe(s) to {out} ({_out_format(args, out)})")
+    return status
+
+
+def _run_probe(args: argparse.Namespace, desc: Any, constraints: Any,
+               temps: list[Path]) -> tuple[int, int]:
+    """Solve (a stderr heartbeat at least every 10 s), print, write the probes to ``temps``:
+    ``(exit status, probes written)``."""
+    with Heartbeat(f"probe {desc.name}") as beat:
+        def log(line: str) -> None:
+            beat.note(line)
+            if args.verbose:
+                beat.log(f"  {line}")
+
+        options = {"solver": args.solver, "timeout": args.timeout, "log": log}
+        if args.sensitivity:
+            table = sensitivity_table(desc, constraints, **options)
+        elif args.separate:
+            names = [n for n in args.separate.split(",") if n.strip()]
+            suite = separating_suite(desc, names, constraints, seed=args.seed,
+                                     minimize=args.minimize, **options)
+        else:
+            report = find_probes(desc, args.model, args.vs, constraints, count=args.count,
+                                 minimize=args.minimize, seed=args.seed, **options)
     if args.sensitivity:
-        print(sensitivity_table(desc, constraints, **options).text())
-        return 0
+        print(table.text())
+        return 0, 0
     command = _probe_command(args, desc)
     if args.separate:
-        names = [n for n in args.separate.split(",") if n.strip()]
-        suite = separating_suite(desc, names, constraints, seed=args.seed,
-                                 minimize=args.minimize, **options)
         print(suite.text())
         probes, models = suite.suite, suite.models
         label = f"{desc.name}:separate"
         status = 1 if suite.undecided else 0
     else:
-        report = find_probes(desc, args.model, args.vs, constraints, count=args.count,
-                             minimize=args.minimize, seed=args.seed, **options)
         models = report.models
         print(report.text(desc, models, constraints))
         probes = report.probes
@@ -109,6 +141,5 @@ def cmd_probe(args: argparse.Namespace) -> int:
         status = 1 if report.status == "unknown" else 0
     if probes:
         records = [probe_record(p, f"{label}:{i}", command) for i, p in enumerate(probes)]
-        _write_probe_records(args, lambda fmt: render_probes(records, desc, models, fmt),
-                             len(records))
-    return status
+        _write_probe_records(args, lambda fmt: render_probes(records, desc, models, fmt), temps)
+    return status, len(probes)

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+from tcspec.outputs import atomic_paths, write_text
 from tcspec.proofs.core import AUTO, InternalError, Settings
 from tcspec.proofs.runner import (
     REPORT_JSON,
     REPORT_MD,
     describe_row,
+    report_texts,
     run_rows,
     select_rows,
     summary_counts,
-    write_report,
 )
 from tcspec.smt.solve import SOLVERS
-from tcspec.words import EXIT_MISMATCH, UsageError
+from tcspec.words import EXIT_MISMATCH, Heartbeat, UsageError
 
 EXIT_INTERNAL = 3
 
@@ -39,7 +41,8 @@ def prove_mutants(args: argparse.Namespace) -> int:
         print(f"{v.breaker}: {'ok' if v.ok else 'NOT OK ' + v.error} ({v.seconds:.0f}s, "
               f"{time.monotonic() - started:.0f}s in all)", file=sys.stderr, flush=True)
 
-    verdicts = run_all(args.mutant, args.timeout, progress)
+    with Heartbeat("prove --mutants"):
+        verdicts = run_all(args.mutant, args.timeout, progress)
     table = kill_table(verdicts)
     print(table)
     if args.report:
@@ -47,10 +50,7 @@ def prove_mutants(args: argparse.Namespace) -> int:
                 f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
                 f"{time.monotonic() - started:.0f} s, {args.timeout:g} s per query.\n\n"
                 f"{table}\n")
-        tmp = MUTANTS_MD.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, MUTANTS_MD)
+        write_text(MUTANTS_MD, text, replace=True)
         print(f"wrote {MUTANTS_MD}")
     return 0 if all(v.ok for v in verdicts) else EXIT_MISMATCH
 
@@ -68,30 +68,42 @@ def cmd_prove(args: argparse.Namespace) -> int:
         return prove_mutants(args)
     rows = select_rows(args.property, args.datapath, args.k, fast=args.fast,
                        every=args.all_properties)
+    with (atomic_paths([REPORT_JSON, REPORT_MD], replace=True) if args.report
+          else contextlib.nullcontext()) as temps:
+        status = _prove_rows(args, rows, second, temps)
     if args.report:
-        for path in (REPORT_JSON, REPORT_MD):
-            try:
-                with open(path, "a", encoding="utf-8"):
-                    pass
-            except OSError as exc:
-                raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        print(f"wrote {REPORT_JSON} and {REPORT_MD}", file=sys.stderr if args.json else sys.stdout)
+    return status
+
+
+def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
+                temps: list[Path] | None) -> int:
+    """Decide ``rows`` with a stderr line per row and a heartbeat between; the report goes
+    to ``temps`` (moved onto REPORT.* when the command succeeds)."""
     settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
     print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
           f"{settings.jobs} job(s)", file=sys.stderr, flush=True)
     started = time.monotonic()
 
-    def progress(row: Any, done: int, total: int) -> None:
-        print(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)",
-              file=sys.stderr, flush=True)
+    with Heartbeat("prove") as beat:
+        beat.note(f"{len(rows)} row(s) started")
 
-    try:
-        results = run_rows(rows, settings, progress)
-    except InternalError as exc:
-        print(f"tcspec prove: internal error (not a verdict): {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        def progress(row: Any, done: int, total: int) -> None:
+            beat.note(f"{done}/{total} rows decided")
+            beat.log(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)")
+
+        try:
+            results = run_rows(rows, settings, progress)
+        except InternalError as exc:
+            print(f"tcspec: error: internal error in prove (not a verdict): {exc}",
+                  file=sys.stderr)
+            if temps is not None:
+                raise SystemExit(EXIT_INTERNAL) from None
+            return EXIT_INTERNAL
     seconds = time.monotonic() - started
-    if args.report:
-        write_report(results, settings, seconds)
+    if temps is not None:
+        for temp, text in zip(temps, report_texts(results, settings, seconds), strict=True):
+            temp.write_text(text, encoding="utf-8")
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
     else:
@@ -103,6 +115,4 @@ def cmd_prove(args: argparse.Namespace) -> int:
                 print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
         counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
         print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
-        if args.report:
-            print("wrote proofs/REPORT.json and proofs/REPORT.md")
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH

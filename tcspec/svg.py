@@ -36,8 +36,29 @@ def _top_bit(mag: int, lsb: int) -> int:
     return lsb + mag.bit_length() - 1
 
 
-def alignment_svg(alignment: Alignment, title: str) -> str:
-    """A standalone SVG document picturing ``alignment``."""
+KEPT = "#2563eb"
+LOST = "#f87171"
+LEGEND = [("#2563eb", "one-bit kept: at or above the quantum 2^q, inside the window"),
+          ("#f87171", "one-bit lost: below the quantum, truncated toward zero (SEMANTICS.md "
+                      "2.5)"),
+          ("#dbeafe", "the window band: the bits the fixed-point sum keeps"),
+          ("#e5e7eb", "below the window: every bit here is lost")]
+
+
+def _clipped(mag: int, lsb: int, lo: int) -> int:
+    """One-bits of ``mag * 2^lsb`` below ``2^lo`` (not drawn, counted in the note)."""
+    if lsb >= lo:
+        return 0
+    return bin(mag & ((1 << (lo - lsb)) - 1)).count("1")
+
+
+def _panel(alignment: Alignment | None, title: str, note: str = "") -> tuple[list[str], int, int]:
+    """The elements of one model's picture, its width and its height (text included)."""
+    if alignment is None:
+        text = note or "this model records no window alignment to draw"
+        lines = [f'<text x="8" y="16" font-size="13">{escape(title)}</text>',
+                 f'<text x="8" y="36">{escape(text)}</text>']
+        return lines, 16 + int(max(len(title) * 8, len(text) * CHAR_W)), 48
     q = alignment.quantum
     terms = [t for t in alignment.terms if t.mag]
     sum_mag = abs(alignment.total_units)
@@ -49,31 +70,38 @@ def alignment_svg(alignment: Alignment, title: str) -> str:
     hi = max(tops)
     lowest = min([_bits(t.mag, t.lsb)[1] for t in terms] + [q])
     lo = max(lowest, q - BELOW_WINDOW)
-    columns = hi - lo + 1
-    notes = [f"{t.units} units; exact {hexfloat(t.value)}" for t in terms]
+    notes = []
+    for t in terms:
+        text = f"{t.units} units; exact {hexfloat(t.value)}"
+        hidden = _clipped(t.mag, t.lsb, lo)
+        notes.append(f"{text}; {hidden} more one-bits below 2^{lo}" if hidden else text)
     total = alignment.total_units * Fraction(2) ** q
     sum_note = f"{alignment.total_units} units of 2^{q} = {hexfloat(total)}"
-    longest = max(len(n) for n in [*notes, sum_note, alignment.result_text]) + 4
-    width = LABEL_W + columns * CELL_W + longest * CHAR_W
-    rows = len(terms) + 3
-    height = TOP + rows * CELL_H + 40
+    result_drawn = alignment.result_lsb is not None and bool(alignment.result_kept)
+    result_note = alignment.result_text
+    if result_drawn:
+        hidden = _clipped(alignment.result_kept, alignment.result_lsb, lo)  # type: ignore[arg-type]
+        if hidden:
+            result_note = f"{result_note}; {hidden} more one-bits below 2^{lo}"
 
     def x_of(exponent: int) -> int:
         return LABEL_W + (hi - exponent) * CELL_W
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="8" y="16" font-size="13">{escape(title)}</text>']
     band_left, band_right = x_of(hi), x_of(q) + CELL_W
-    band_top, band_height = TOP - 4, len(terms) * CELL_H + 8
+    x_notes = x_of(lo) + CELL_W + 6
     window_text = (f"window: {alignment.window_bits} bits below 2^{alignment.window_top}, "
                    if alignment.window_top is not None else "window: ")
+    window_text += f"units of 2^{q}; shaded bits are lost"
+    longest = max(len(n) for n in [*notes, sum_note, result_note])
+    width = max(x_notes + longest * CHAR_W, band_left + len(window_text) * CHAR_W,
+                8 + len(title) * 8, 8 + (len(result_note) + 8) * CHAR_W) + 16
+    height = TOP + (len(terms) + 3) * CELL_H + 8
+    out = [f'<text x="8" y="16" font-size="13">{escape(title)}</text>']
+    band_top, band_height = TOP - 4, len(terms) * CELL_H + 8
     out += [f'<rect class="window" x="{band_left}" y="{band_top}" '
             f'width="{band_right - band_left}" height="{band_height}" fill="#dbeafe" '
             f'stroke="#2563eb"/>',
-            f'<text x="{band_left}" y="{TOP - 22}" fill="#1d4ed8">{escape(window_text)}'
-            f'units of 2^{q}; shaded bits are lost</text>',
+            f'<text x="{band_left}" y="{TOP - 22}" fill="#1d4ed8">{escape(window_text)}</text>',
             f'<rect class="lost" x="{band_right}" y="{band_top}" '
             f'width="{x_of(lo) + CELL_W - band_right}" height="{band_height}" '
             f'fill="#e5e7eb"/>']
@@ -82,8 +110,8 @@ def alignment_svg(alignment: Alignment, title: str) -> str:
             out.append(f'<text x="{x_of(exponent) + 1}" y="{TOP - 8}" font-size="8" '
                        f'fill="#555">{exponent}</text>')
     y = TOP
-    for term, note in zip(terms, notes):
-        out.append(_row(term.label, term.mag, term.lsb, q, lo, x_of, y, term.negative, note,
+    for term, text in zip(terms, notes, strict=True):
+        out.append(_row(term.label, term.mag, term.lsb, q, lo, x_of, y, term.negative, text,
                         "term"))
         y += CELL_H
     y += CELL_H // 2
@@ -92,13 +120,45 @@ def alignment_svg(alignment: Alignment, title: str) -> str:
     y += 4
     out.append(_row("sum", sum_mag, q, q, lo, x_of, y, total < 0, sum_note, "sum"))
     y += CELL_H
-    if alignment.result_lsb is not None and alignment.result_kept:
-        out.append(_row("result", alignment.result_kept, alignment.result_lsb, q, lo, x_of, y,
-                        alignment.total_units < 0, alignment.result_text, "result"))
+    if result_drawn:
+        out.append(_row("result", alignment.result_kept, alignment.result_lsb, q, lo,  # type: ignore[arg-type]
+                        x_of, y, alignment.total_units < 0, result_note, "result"))
     else:
-        out.append(f'<text x="8" y="{y + 13}">result  {escape(alignment.result_text)}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        out.append(f'<text x="8" y="{y + 13}">result  {escape(result_note)}</text>')
+    return out, width, height
+
+
+def _legend(y: int) -> tuple[list[str], int, int]:
+    out = [f'<text x="8" y="{y + 12}" font-weight="bold">legend</text>']
+    y += 18
+    for colour, text in LEGEND:
+        out.append(f'<rect class="legend" x="8" y="{y}" width="{CELL_W - 1}" '
+                   f'height="{CELL_H - 4}" fill="{colour}" stroke="#9ca3af" stroke-width="0.5"/>')
+        out.append(f'<text x="{8 + CELL_W + 6}" y="{y + 11}">{escape(text)}</text>')
+        y += CELL_H
+    width = 8 + CELL_W + 6 + max(len(t) for _, t in LEGEND) * CHAR_W + 16
+    return out, width, y + 8
+
+
+def panels_svg(panels: list[tuple[Alignment | None, str, str]]) -> str:
+    """A standalone SVG document: each ``(alignment, title, note)`` panel stacked (``--vs``
+    draws both models), then the legend. Every text fits inside the canvas."""
+    body, width, y = [], 0, 0
+    for alignment, title, note in panels:
+        elements, w, h = _panel(alignment, title, note)
+        body.append(f'<g transform="translate(0,{y})">' + "\n".join(elements) + "</g>")
+        width, y = max(width, w), y + h + 12
+    legend, w, y = _legend(y)
+    width = max(width, w)
+    return "\n".join([f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" '
+                      f'viewBox="0 0 {width} {y}" font-family="monospace" font-size="11">',
+                      f'<rect width="{width}" height="{y}" fill="white"/>', *body, *legend,
+                      "</svg>"]) + "\n"
+
+
+def alignment_svg(alignment: Alignment, title: str) -> str:
+    """A standalone SVG document picturing ``alignment`` (:func:`panels_svg`, one panel)."""
+    return panels_svg([(alignment, title, "")])
 
 
 def _row(label: str, mag: int, lsb: int, q: int, lo: int, place: Callable[[int], int],
@@ -107,23 +167,19 @@ def _row(label: str, mag: int, lsb: int, q: int, lo: int, place: Callable[[int],
     parts = [f'<g class={quoteattr(kind)} data-label={quoteattr(label)}>',
              f'<text x="8" y="{y + 13}">{escape(("-" if negative else "+") + " " + label)}'
              '</text>']
-    clipped = 0
     top = _top_bit(mag, lsb) if mag else lsb
     for exponent in range(top, lsb - 1, -1):
         bit = (mag >> (exponent - lsb)) & 1
         if exponent < lo:
-            clipped += bit
-            continue
+            break
         lost = exponent < q
-        fill = ("#f87171" if lost else "#2563eb") if bit else ("#f3f4f6" if lost else "#ffffff")
+        fill = (LOST if lost else KEPT) if bit else ("#f3f4f6" if lost else "#ffffff")
         x = place(exponent)
         parts.append(f'<rect x="{x}" y="{y}" width="{CELL_W - 1}" height="{CELL_H - 2}" '
                      f'fill="{fill}" stroke="#9ca3af" stroke-width="0.5"/>')
         parts.append(f'<text x="{x + 4}" y="{y + 12}" fill="{"white" if bit else "#6b7280"}">'
                      f'{bit}</text>')
     x_end = place(lo) + CELL_W + 6
-    if clipped:
-        note = f"{note}; {clipped} more one-bits below 2^{lo}"
     parts.append(f'<text x="{x_end}" y="{y + 13}">{escape(note)}</text>')
     parts.append("</g>")
     return "".join(parts)

@@ -11,6 +11,7 @@ candidate, a record whose datapath it does not apply to is counted as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -167,11 +168,12 @@ def check_files(paths: Sequence[Path],
     ``progress(i, n, path, file_report)`` after each."""
     report = Report()
     if jobs > 1 and len(paths) > 1:
-        from concurrent.futures import ProcessPoolExecutor
         from functools import partial
 
-        with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
-            parts = pool.map(partial(check_file, model=model), paths)
+        from tcspec.processes import pool_map
+
+        work = partial(check_file, model=model)
+        with contextlib.closing(pool_map(min(jobs, len(paths)), work, paths)) as parts:
             for index, (path, part) in enumerate(zip(paths, parts, strict=True), 1):
                 report.merge(part)
                 if progress:
@@ -190,6 +192,32 @@ def validate_frozen() -> Report:
     return check_file(FROZEN_FILE, keep_passed=True)
 
 
+def print_bad_lines(bad_lines: Sequence[tuple[str, BadLine]]) -> None:
+    """The first malformed lines, on stderr as ``tcspec: error: ...`` (bad input)."""
+    for source, bad in bad_lines[:FIRST_MISMATCHES]:
+        print(f"tcspec: error: malformed line {bad.line} of {source}: {bad.problem}",
+              file=sys.stderr)
+    if len(bad_lines) > FIRST_MISMATCHES:
+        print(f"tcspec: error: ... and {len(bad_lines) - FIRST_MISMATCHES} more malformed "
+              "lines", file=sys.stderr)
+
+
+def report_json(report: Any) -> dict[str, Any]:
+    """A report as data: tallies per datapath, the first mismatches and malformed lines."""
+    def tally(t: Tally) -> dict[str, int]:
+        return {"cases": t.cases, "passed": t.passed, "mismatched": t.mismatched,
+                "not_specified": t.unspecified, "skipped": t.skipped}
+
+    return {"datapaths": {name: tally(t) for name, t in sorted(report.tallies.items())},
+            "total": tally(report.total),
+            "mismatches": [{"line": m.record.line, "name": m.record.name,
+                            "datapath": m.record.datapath, "expected": m.record.expected,
+                            "got": m.got} for m in report.mismatches[:FIRST_MISMATCHES]],
+            "malformed": [{"file": source, "line": bad.line, "problem": bad.problem}
+                          for source, bad in report.bad_lines[:FIRST_MISMATCHES]],
+            "malformed_count": len(report.bad_lines)}
+
+
 def print_report(report: Any, what: str) -> None:
     """The tallies of ``report``, then its first malformed lines and mismatches."""
     total = report.total
@@ -199,10 +227,7 @@ def print_report(report: Any, what: str) -> None:
         print(f"{name:28} {t.cases:>6} {t.passed:>7} {t.mismatched:>10} {t.unspecified:>14}")
     print(f"{'total':28} {total.cases:>6} {total.passed:>7} {total.mismatched:>10} "
           f"{total.unspecified:>14}")
-    for source, bad in report.bad_lines[:FIRST_MISMATCHES]:
-        print(f"malformed line {bad.line} of {source}: {bad.problem}")
-    if len(report.bad_lines) > FIRST_MISMATCHES:
-        print(f"... and {len(report.bad_lines) - FIRST_MISMATCHES} more malformed lines")
+    print_bad_lines(report.bad_lines)
     if report.mismatches:
         print(f"\nfirst mismatches ({len(report.mismatches)} in all) in {what}:")
     for mismatch in report.mismatches[:FIRST_MISMATCHES]:
@@ -222,6 +247,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """``tcspec validate``: the frozen B200 words (and ``--reference``: the reference vectors)."""
     frozen = validate_frozen()
     total = frozen.total
+    if args.json:
+        return _validate_json(args, frozen)
     print(f"B200 frozen words: {total.passed} of {total.cases} pass, "
           f"{total.mismatched} mismatch" + (f", {total.unspecified} not yet specified"
                                             if total.unspecified else ""))
@@ -248,6 +275,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
                   f"{pending}  ({time.monotonic() - started:.1f}s)", file=sys.stderr, flush=True)
 
         report = check_files(files, progress, args.jobs or (os.cpu_count() or 1))
+        if report.bad_lines:
+            print_bad_lines(report.bad_lines)
         rt = report.total
         pending = f", {rt.unspecified} not yet specified" if rt.unspecified else ""
         print(f"reference vectors: {rt.passed} of {rt.cases} pass, {rt.mismatched} mismatch"
@@ -255,4 +284,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if report.mismatches or report.bad_lines:
             print_report(report, "the reference vectors")
             failed = True
+    return EXIT_MISMATCH if failed else 0
+
+
+def _validate_json(args: argparse.Namespace, frozen: Report) -> int:
+    """``validate --json``: the frozen words' (and reference vectors') reports as one object."""
+    import json
+
+    out: dict[str, Any] = {"frozen": report_json(frozen)}
+    failed = bool(frozen.mismatches or frozen.bad_lines)
+    if args.reference:
+        report = check_files(reference_files(), None, args.jobs or (os.cpu_count() or 1))
+        out["reference"] = report_json(report)
+        failed = failed or bool(report.mismatches or report.bad_lines)
+    out["ok"] = not failed
+    print(json.dumps(out, indent=1))
     return EXIT_MISMATCH if failed else 0

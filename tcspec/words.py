@@ -33,8 +33,32 @@ def parse_hex_word(text: str, what: str, bits: int = 32) -> int:
     return value
 
 
+MAX_WORDS_FILE = 1 << 20
+"""Largest ``@file`` of words read (bytes)."""
+
+
+def words_text(text: str, what: str) -> str:
+    """``text``, or the contents of FILE for ``@FILE`` (``#`` starts a comment)."""
+    if not text.startswith("@"):
+        return text
+    path = text[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = handle.read(MAX_WORDS_FILE + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what}: cannot read {path}: "
+                         f"{getattr(exc, 'strerror', None) or exc}") from None
+    if len(data) > MAX_WORDS_FILE:
+        raise UsageError(f"{what}: {path} is larger than {MAX_WORDS_FILE} bytes")
+    return " ".join(line.split("#", 1)[0] for line in data.splitlines())
+
+
 def parse_hex_list(text: str, what: str, bits: int = 32) -> list[int]:
-    parts = [p for p in text.replace(" ", ",").split(",") if p.strip()]
+    """Comma- or space-separated hex words, or ``@FILE`` holding them."""
+    text = words_text(text, what)
+    parts = [p for p in text.replace(" ", ",").replace("\t", ",").split(",") if p.strip()]
+    if len(parts) > 4096:
+        raise UsageError(f"{what}: {len(parts)} words; no datapath reads more than 4096")
     if not parts:
         raise UsageError(f"{what}: no words given")
     return [parse_hex_word(p, f"{what}[{i}]", bits) for i, p in enumerate(parts)]
@@ -77,3 +101,47 @@ class ProgressLine:
             self.last = now
             print(f"  {self.name}: {cases} cases {self.verb} ({now - self.started:.0f}s)",
                   file=sys.stderr, flush=True)
+
+
+HEARTBEAT_SECONDS = 10.0
+"""Longest silence on stderr during a long run (issue 19)."""
+
+
+class Heartbeat:
+    """While the block runs, a stderr line ``NAME: still working (Ns; last: STEP)`` whenever
+    nothing was printed for :data:`HEARTBEAT_SECONDS`. ``note(step)`` records what is
+    running; ``log(line)`` prints a line now and counts as one."""
+
+    def __init__(self, name: str, every: float | None = None) -> None:
+        import threading
+
+        self.name = name
+        self.every = HEARTBEAT_SECONDS if every is None else every
+        self.step = ""
+        self.started = self.last = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def note(self, step: str) -> None:
+        self.step = step
+
+    def log(self, line: str) -> None:
+        self.last = time.monotonic()
+        print(line, file=sys.stderr, flush=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(min(1.0, self.every / 4)):
+            now = time.monotonic()
+            if now - self.last >= self.every:
+                self.last = now
+                step = f"; last: {self.step}" if self.step else ""
+                print(f"  {self.name}: still working ({now - self.started:.0f}s{step})",
+                      file=sys.stderr, flush=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -236,7 +236,7 @@ def hardware_file(gpu: str) -> Path:
 def write_hardware_words(path: Path, lines: list[dict[str, Any]]) -> int:
     """Write ``lines`` to ``path`` atomically, keeping the lines already there that come
     from other campaigns (another harness, seed or GPU); returns the lines kept."""
-    from tcspec.hw.outputs import atomic_text
+    from tcspec.outputs import atomic_file
 
     ours = {(line["harness"], line["seed"], line["gpu"]) for line in lines}
     kept = []
@@ -249,7 +249,7 @@ def write_hardware_words(path: Path, lines: list[dict[str, Any]]) -> int:
                 key = None
             if text.strip() and key not in ours:
                 kept.append(text)
-    with atomic_text(path) as handle:
+    with atomic_file(path, replace=True) as handle:
         for text in kept:
             handle.write(text + "\n")
         for line in lines:
@@ -259,7 +259,7 @@ def write_hardware_words(path: Path, lines: list[dict[str, Any]]) -> int:
 
 def compare_dir(directory: str | Path, markdown: str | None = None,
                 hardware_words: str | None = None, gpu: str | None = None,
-                words_per_harness: int = 256) -> int:
+                words_per_harness: int = 256, force: bool = False) -> int:
     """``tcspec hw compare``: the D words of a device-plan directory (``words.npy``,
     ``index.json``) against the datapath each row computes on the device that ran it and
     every candidate; writes ``findings.json`` beside them and, with ``hardware_words``
@@ -267,8 +267,8 @@ def compare_dir(directory: str | Path, markdown: str | None = None,
     architecture datapaths as a hardware-word file. Exit status: 0 when the specification
     gives every observed word, 1 when there are findings (reported, not failures of the
     device run), 2 for bad input."""
-    from tcspec.hw.outputs import atomic_text
     from tcspec.hw.table import harness_named
+    from tcspec.outputs import atomic_file
     from tcspec.words import UsageError
 
     directory = Path(directory)
@@ -302,11 +302,12 @@ def compare_dir(directory: str | Path, markdown: str | None = None,
     print(f"{len(findings)} finding(s) in {len(results)} campaign(s) on {label}"
           + (f" (sm_{sm})" if sm is not None else "")
           + "; a finding is about the model, reported beside it, not an edited word")
-    with atomic_text(directory / "findings.json") as handle:
+    with atomic_file(directory / "findings.json", replace=True) as handle:
         json.dump(results, handle, indent=1)
     if markdown:
-        with atomic_text(markdown) as handle:
-            handle.write(text)
+        from tcspec.outputs import write_text
+
+        write_text(markdown, text, force=force)
     if hardware_words is not None:
         path = Path(hardware_words) if hardware_words else hardware_file(label)
         kept = write_hardware_words(path, lines)

@@ -51,9 +51,9 @@ class _WorkTree(importlib.abc.MetaPathFinder):
 
 
 def _write_json(path: Path, data: Any) -> None:
-    from tcspec.hw.outputs import atomic_text
+    from tcspec.outputs import atomic_file
 
-    with atomic_text(path) as handle:
+    with atomic_file(path, replace=True) as handle:
         json.dump(data, handle, indent=1)
         handle.write("\n")
 

@@ -29,7 +29,6 @@ import numpy as np
 
 from tcspec.hw.device import Device
 from tcspec.hw.lines import arch_line
-from tcspec.hw.outputs import atomic_text
 from tcspec.hw.table import (
     HARNESSES,
     MMA,
@@ -39,6 +38,7 @@ from tcspec.hw.table import (
     datapath_descriptor,
     descriptor_of,
 )
+from tcspec.outputs import atomic_file
 from tcspec.ref.inputs import prepare_dot, resolve_fields
 from tcspec.ref.vectorfiles import DESCRIPTOR_FIELDS
 from tcspec.spec.arch import ArchDescriptor
@@ -195,7 +195,8 @@ def output_line(line: Line, h: Harness, word: int, device: Device) -> dict[str, 
 
 
 def run_files(device: Device, paths: Sequence[str | Path], out: str | Path,
-              instruction: str | None = None, check_layouts: bool = True) -> RunReport:
+              instruction: str | None = None, check_layouts: bool = True,
+              force: bool = False) -> RunReport:
     """Run every runnable line of ``paths`` on ``device``; write the observed lines to ``out``."""
     from tcspec.hw.selftest import selftest
 
@@ -211,7 +212,7 @@ def run_files(device: Device, paths: Sequence[str | Path], out: str | Path,
                 report.not_run[why_not(item.desc, device.sm, instruction)].append(item.label)
             else:
                 groups[h].append(item)
-    with atomic_text(out) as handle:
+    with atomic_file(out, force=force) as handle:
         for h, lines in groups.items():
             if check_layouts:
                 result = selftest(device, h)
@@ -264,12 +265,17 @@ def cmd_hw(args: argparse.Namespace) -> int:
         from tcspec.hw.campaign import compare_dir
 
         return compare_dir(args.directory, args.markdown, args.hardware_words, args.gpu,
-                           args.words_per_harness)
+                           args.words_per_harness, args.force)
+    if args.hw_command == "run":
+        from tcspec.outputs import check_targets
+
+        check_targets([args.out], force=args.force)
     device = open_device(args.device, args.arch)
     if args.hw_command == "selftest":
         return _cmd_selftest(device, args)
     instruction = INSTRUCTIONS[args.instruction] if args.instruction else None
-    report = run_files(device, args.files, args.out, instruction, not args.no_selftest)
+    report = run_files(device, args.files, args.out, instruction, not args.no_selftest,
+                       args.force)
     print(report_text(report, args.out))
     return 0 if report.ran else 1
 
@@ -324,7 +330,7 @@ def _cmd_ptx(args: argparse.Namespace) -> int:
     directory = Path(args.output)
     directory.mkdir(parents=True, exist_ok=True)
     for target in [args.target] if args.target else TARGETS:
-        with atomic_text(directory / f"{target}.ptx") as handle:
+        with atomic_file(directory / f"{target}.ptx", force=args.force) as handle:
             handle.write(module(target))
         print(f"wrote {directory / f'{target}.ptx'}")
     return 0

@@ -123,9 +123,9 @@ def test_check_reports_mismatches_as_hex_and_exits_1(capsys, tmp_path):
     doctored["expected"] ^= 1
     path = tmp_path / "doctored.jsonl"
     path.write_text("\n".join([lines[0], json.dumps(doctored), "garbage", lines[2]]) + "\n")
-    code, out, _ = run(capsys, "check", str(path))
+    code, out, err = run(capsys, "check", str(path))
     assert code == 1
-    assert "malformed line 3" in out
+    assert "tcspec: error: malformed line 3" in err and "malformed" not in out
     assert f"expected 0x{doctored['expected']:08X}, got 0x{doctored['expected'] ^ 1:08X}" in out
     assert "total" in out and "     3       2          1" in out
 
@@ -133,8 +133,8 @@ def test_check_reports_mismatches_as_hex_and_exits_1(capsys, tmp_path):
 def test_check_with_only_malformed_lines_exits_2(capsys, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"a": [1]}\n')
-    code, out, _ = run(capsys, "check", str(path))
-    assert code == 2 and "missing field 'descriptor'" in out
+    code, _out, err = run(capsys, "check", str(path))
+    assert code == 2 and "missing field 'descriptor'" in err and "tcspec: error:" in err
 
 
 def test_smtlib_to_stdout_and_file(capsys, tmp_path):
@@ -192,12 +192,12 @@ def test_installed_console_script():
 def test_check_empty_and_corrupt_files_exit_2(capsys, tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    code, out, _ = run(capsys, "check", str(empty))
-    assert code == 2 and "no vector lines" in out
+    code, _, err = run(capsys, "check", str(empty))
+    assert code == 2 and "no usable vector line" in err
     corrupt = tmp_path / "corrupt.jsonl.gz"
     corrupt.write_bytes(b"this is not gzip")
-    code, out, _ = run(capsys, "check", str(corrupt))
-    assert code == 2 and "unreadable" in out
+    code, _out, err = run(capsys, "check", str(corrupt))
+    assert code == 2 and "unreadable" in err
 
 
 def test_conform_runs_every_lowering_and_reports_disagreement(capsys, monkeypatch):

@@ -19,8 +19,8 @@ import pytest
 from tcspec.classify import classify_file
 from tcspec.hw import ptx, run, selftest
 from tcspec.hw.campaign import campaign_cases, compare
-from tcspec.hw.outputs import atomic_text
 from tcspec.hw.table import HARNESSES, harness_named, harnesses_for
+from tcspec.outputs import atomic_file
 from tcspec.validate import check_file
 from tests.tcspec.hw_emulator import EmulatedDevice
 
@@ -160,7 +160,7 @@ def test_campaign_regenerates_and_compares() -> None:
 
 def test_atomic_output_leaves_nothing_on_error(tmp_path: Path) -> None:
     target = tmp_path / "out.jsonl"
-    with pytest.raises(RuntimeError), atomic_text(target) as handle:
+    with pytest.raises(RuntimeError), atomic_file(target) as handle:
         handle.write("partial")
         raise RuntimeError("interrupted")
     assert list(tmp_path.iterdir()) == []
