@@ -137,22 +137,60 @@ def summary_counts(rows: Sequence[Row]) -> dict[str, int]:
     return counts
 
 
-def report_texts(rows: Sequence[Row], settings: Settings, seconds: float) -> tuple[str, str]:
-    """The texts of ``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table)."""
+def _row_key(row: Row) -> tuple[str, str, int]:
+    return row.property, row.datapath, row.k
+
+
+def row_from_json(data: dict[str, Any]) -> Row:
+    """A report row read back from ``REPORT.json``."""
+    fields = {k: v for k, v in data.items() if k not in ("model_k", "run")}
+    return Row(**fields)
+
+
+def merged_rows(previous: dict[str, Any], rows: Sequence[Row]
+                ) -> tuple[list[Row], list[dict[str, Any]], dict[tuple[str, str, int], int]]:
+    """The rows of the committed report ``previous`` with ``rows`` put in place of the rows
+    of the same (property, datapath, K), and new ones appended; the runs each came from."""
+    runs = list(previous.get("runs") or [dict(previous["run"], index=0)])
+    stamps: dict[tuple[str, str, int], int] = {}
+    for data in previous["rows"]:
+        stamps[(data["property"], data["datapath"], data["k"])] = data.get("run", 0)
+    merged = {_row_key(r): r for r in (row_from_json(d) for d in previous["rows"])}
+    for row in rows:
+        merged[_row_key(row)] = row
+        stamps[_row_key(row)] = len(runs)
+    return list(merged.values()), runs, stamps
+
+
+def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
+                 previous: dict[str, Any] | None = None) -> tuple[str, str]:
+    """The texts of ``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table).
+
+    With ``previous`` (the committed report), only ``rows`` are re-decided: they replace
+    the rows of the same (property, datapath, K) and every other row keeps its own run."""
     meta = {"solver": settings.solver, "timeout": settings.timeout,
             "second_solver": settings.second_solver, "second_timeout": settings.second_timeout,
             "jobs": settings.jobs, "wall_seconds": round(seconds, 1),
             "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    json_text = json.dumps({"run": meta, "rows": [r.to_json() for r in rows]}, indent=1) + "\n"
-    lines = ["# Proof report", "",
-             f"Run {meta['finished']}: {settings.solver} (per-query timeout "
-             f"{settings.timeout:g} s), second opinion {settings.second_solver or 'none'} "
-             f"({settings.second_timeout:g} s), {settings.jobs} jobs, "
-             f"{seconds / 60:.1f} minutes wall.", "",
-             "Counts: " + ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(rows).items())),
-             "", "| property | datapath | K | result | solver | s | method | second opinion "
-             "| detail |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
+    if previous is None:
+        table, runs, stamps = list(rows), [dict(meta, index=0)], {}
+    else:
+        table, runs, stamps = merged_rows(previous, rows)
+        runs = [*runs, dict(meta, index=len(runs), rows=len(rows))]
+    records = [dict(r.to_json(), run=stamps.get(_row_key(r), 0)) for r in table]
+    json_text = json.dumps({"run": runs[-1], "runs": runs, "rows": records}, indent=1) + "\n"
+    lines = ["# Proof report", ""]
+    for run in runs:
+        what = "every row" if "rows" not in run else f"{run['rows']} row(s) re-decided"
+        lines.append(f"Run {run['index']}, {run['finished']} ({what}): {run['solver']} "
+                     f"(per-query timeout {run['timeout']:g} s), second opinion "
+                     f"{run['second_solver'] or 'none'} ({run['second_timeout']:g} s), "
+                     f"{run['jobs']} jobs, {run['wall_seconds'] / 60:.1f} minutes wall.")
+    lines += ["", "Counts: " + ", ".join(f"{v} {k}" for k, v in
+                                         sorted(summary_counts(table).items())),
+              "", "| property | datapath | K | result | solver | s | method | second opinion "
+              "| detail | run |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in table:
         k = f"{r.k}" + (" (model)" if r.model_k else "")
         second = f"{r.second['solver']} {r.second['result']} {r.second['seconds']:.1f}s" \
             if r.second else "-"
@@ -164,7 +202,8 @@ def report_texts(rows: Sequence[Row], settings: Settings, seconds: float) -> tup
             detail += ("; " if detail else "") + "words: " + ", ".join(
                 f"{name}=0x{value:X}" for name, value in list(r.words.items())[:12])
         lines.append(f"| {r.property} | {r.datapath} | {k} | {r.result} | {r.solver} | "
-                     f"{r.seconds:.1f} | {r.method} | {second} | {detail} |")
+                     f"{r.seconds:.1f} | {r.method} | {second} | {detail} | "
+                     f"{stamps.get(_row_key(r), 0)} |")
     return json_text, "\n".join(lines) + "\n"
 
 

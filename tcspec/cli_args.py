@@ -281,7 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=jobs_count, default=1, help="rows decided in parallel")
     p.add_argument("--fast", action="store_true", help="the small-K subset the tests run")
     p.add_argument("--report", action="store_true",
-                   help="write proofs/REPORT.json and proofs/REPORT.md (replaced atomically)")
+                   help="write proofs/REPORT.json and proofs/REPORT.md (replaced atomically); "
+                   "with --property, --datapath or --k only those rows are re-decided and "
+                   "replace theirs in the committed report")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--all-properties", action="store_true",
                    help="with --datapath: every property that applies, not only the required")

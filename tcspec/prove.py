@@ -66,6 +66,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown --second-solver {second!r} (auto, z3, cvc5, bitwuzla or none)")
     if args.mutants or args.mutant:
         return prove_mutants(args)
+    if args.report and args.fast:
+        raise UsageError("--fast rows are the tests' small-K subset, not rows of the proof "
+                         "matrix; --report records the matrix")
     rows = select_rows(args.property, args.datapath, args.k, fast=args.fast,
                        every=args.all_properties)
     with (atomic_paths([REPORT_JSON, REPORT_MD], replace=True) if args.report
@@ -74,6 +77,23 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.report:
         print(f"wrote {REPORT_JSON} and {REPORT_MD}", file=sys.stderr if args.json else sys.stdout)
     return status
+
+
+def _previous_report(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The committed report a row selection (--property, --datapath, --k) merges into;
+    None when every row of the matrix was decided (the report is replaced)."""
+    if not (args.property or args.datapath or args.k) or not REPORT_JSON.is_file():
+        return None
+    try:
+        previous = json.loads(REPORT_JSON.read_text(encoding="utf-8"))
+        problem = None if isinstance(previous, dict) and isinstance(previous.get("rows"), list) \
+            and "run" in previous else "no rows and run"
+    except (OSError, ValueError) as exc:
+        problem = str(exc)
+    if problem:
+        raise UsageError(f"{REPORT_JSON} cannot be read to merge the re-decided rows into "
+                         f"({problem}); run the whole matrix with --report")
+    return previous
 
 
 def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
@@ -102,7 +122,8 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
             return EXIT_INTERNAL
     seconds = time.monotonic() - started
     if temps is not None:
-        for temp, text in zip(temps, report_texts(results, settings, seconds), strict=True):
+        texts = report_texts(results, settings, seconds, _previous_report(args))
+        for temp, text in zip(temps, texts, strict=True):
             temp.write_text(text, encoding="utf-8")
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))

@@ -216,3 +216,20 @@ def test_a_chain_needs_every_forall_query_proved_not_only_its_witness():
     outcomes.append(Outcome(slow.name, UNKNOWN, "bitwuzla", 120.0, "no answer within 120s"))
     row = row_from_outcomes("demo", TF32, 8, outcomes, "chain")
     assert row.result == UNKNOWN and "slow: unknown" in row.detail
+
+
+def test_a_row_selection_merges_into_the_committed_report(tmp_path):
+    first = [Row("p", "dense-tf32", 8, UNKNOWN, "bitwuzla", 120.0, "chain", 8, "timeout"),
+             Row("q", "dense-bf16", 16, PROVED, "bitwuzla", 2.0, "chain", 16)]
+    json_text, _ = runner.report_texts(first, Settings(), 600.0)
+    previous = json.loads(json_text)
+    again = [Row("p", "dense-tf32", 8, PROVED, "bitwuzla", 30.0, "chain", 8),
+             Row("s", "dense-f16", 16, WITNESS, "bitwuzla", 1.0, "monolithic", 16)]
+    json_text, md_text = runner.report_texts(again, Settings(), 31.0, previous)
+    data = json.loads(json_text)
+    assert [(r["property"], r["result"], r["run"]) for r in data["rows"]] == [
+        ("p", PROVED, 1), ("q", PROVED, 0), ("s", WITNESS, 1)]
+    assert [run.get("rows") for run in data["runs"]] == [None, 2]
+    assert "Run 0" in md_text and "2 row(s) re-decided" in md_text
+    assert "Counts: 2 proved, 1 witness" in md_text
+    assert runner.row_from_json(data["rows"][1]) == first[1]
