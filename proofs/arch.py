@@ -34,6 +34,7 @@ from tcspec.proofs.constants import ARCH_CANONICAL_NAN, arch_steps, cdna3_group
 from tcspec.proofs.core import (
     MONOLITHIC,
     UNKNOWN,
+    InternalError,
     Property,
     Query,
     Row,
@@ -143,7 +144,8 @@ def across_query(desc: Any, k: int) -> Query:
 
 def check_across(desc: Any, k: int, settings: Settings) -> Row:
     pair = across_pair(desc, k)
-    return check_queries("arch-permutation-across", desc, k, [across_query(desc, k)],
+    return check_queries("arch-permutation-across", desc, k,
+                         [across_query(chaining.model(desc, k), k)],
                          settings, MONOLITHIC, f"lanes {pair} lie in different windows "
                          f"{windows(desc, k)}: permutation of all K is not a property here")
 
@@ -242,7 +244,8 @@ PROPERTIES = [
              lambda d: _is_arch(d) and d.algorithm != "fma-chain", check_permutation),
     Property("arch-permutation-across", "a swap of lanes in different windows changes D "
              "(witness)", ("spec.fused_dot", "spec.cdna3", "spec.fma_chain"), (),
-             lambda d: _is_arch(d) and across_pair(d, d.k) is not None, check_across),
+             lambda d: _is_arch(d) and across_pair(d, d.k) is not None, check_across,
+             default_k=sign_k),
     Property("arch-sign-symmetry", "flipping every A (or B) sign and C's negates D",
              ("spec.fused_dot", "spec.mmasim", "spec.cdna3", "spec.fma_chain",
               "spec.convert"), (), lambda d: _is_arch(d) and d.algorithm != "fused-dot-block",
@@ -285,6 +288,9 @@ def select_arch_rows(arch: str, datapath: str | None = None,
     return rows
 
 
+INTERNAL = "internal error (not a verdict)"
+
+
 def unrun(spec: RowSpec, why: str) -> Row:
     return Row(spec.prop.name, spec.desc.name, spec.k, UNKNOWN, "", 0.0, "", spec.desc.k, why)
 
@@ -292,15 +298,19 @@ def unrun(spec: RowSpec, why: str) -> Row:
 def run_arch(rows: list[RowSpec], settings: Settings, budget: float,
              progress: Callable[[Row, int, int], None] | None = None) -> list[Row]:
     """Decide the rows in order; a row not started within ``budget`` seconds is ``unknown``
-    ("not run"), so the matrix keeps its own time budget."""
+    ("not run"), so the matrix keeps its own time budget; a row whose check fails is
+    ``unknown`` with :data:`INTERNAL` in its detail (the caller exits 3)."""
     started = time.monotonic()
     out: list[Row] = []
     for i, spec in enumerate(rows):
         if time.monotonic() - started > budget:
             row = unrun(spec, f"not run: the {budget:g} s budget of this matrix was spent")
         else:
-            row = timed(lambda s=spec: s.prop.check(s.desc, s.k, settings),  # type: ignore[misc]
-                        f"{spec.prop.name} {spec.desc.name} K={spec.k}")
+            try:
+                row = timed(lambda s=spec: s.prop.check(s.desc, s.k, settings),  # type: ignore[misc]
+                            f"{spec.prop.name} {spec.desc.name} K={spec.k}")
+            except InternalError as exc:
+                row = unrun(spec, f"{INTERNAL}: {exc}")
             row.property, row.datapath, row.k, row.hardware_k = (
                 spec.prop.name, spec.desc.name, spec.k, spec.desc.k)
         out.append(row)

@@ -57,7 +57,13 @@ def prove_mutants(args: argparse.Namespace) -> int:
 
 def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
     """``tcspec prove --arch A``: that architecture's matrix (:mod:`proofs.arch`)."""
-    from tcspec.proofs.arch import progress_line, run_arch, select_arch_rows, write_arch_report
+    from tcspec.proofs.arch import (
+        INTERNAL,
+        progress_line,
+        run_arch,
+        select_arch_rows,
+        write_arch_report,
+    )
 
     if args.budget <= 0:
         raise UsageError("--budget must be positive seconds")
@@ -68,12 +74,8 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
     print(f"{args.arch}: {len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per "
           f"query, budget {args.budget:g} s", file=sys.stderr, flush=True)
     started = time.monotonic()
-    try:
-        results = run_arch(rows, settings, args.budget,
-                           lambda r, d, t: progress_line(r, d, t, started))
-    except InternalError as exc:
-        print(f"tcspec prove: internal error (not a verdict): {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+    results = run_arch(rows, settings, args.budget,
+                       lambda r, d, t: progress_line(r, d, t, started))
     seconds = time.monotonic() - started
     for row in results:
         print(describe_row(row))
@@ -87,6 +89,8 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
         json_path, md_path = write_arch_report(args.arch, results, settings, seconds,
                                                args.budget)
         print(f"wrote {json_path} and {md_path}")
+    if any(r.detail.startswith(INTERNAL) for r in results):
+        return EXIT_INTERNAL
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
 
 
