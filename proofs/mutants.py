@@ -115,6 +115,35 @@ BREAKERS = (
             keeps=(("permutation", "dense-mxf4", 64),)),
 )
 
+ARCH_BREAKERS = (
+    Breaker("split-k-quarter-steps", "split-K steps", "fused_dot.py",
+            "    per = desc.k // desc.params.steps\n",
+            "    per = desc.k // (2 * desc.params.steps) if desc.params.steps > 1 else desc.k\n",
+            ("arch-permutation", "sm_80-mma-m16n8k16-f16-f16-c32-d32", 4),
+            kills=(("arch-permutation", "sm_80-mma-m16n8k16-f16-f16-c32-d32", 16),),
+            keeps=(("arch-permutation", "sm_90-mma-m16n8k16-f16-f16-c32-d32", 16),)),
+    Breaker("cdna3-xf32-groups-of-2", "CDNA3 group size", "cdna3.py",
+            "        return 4\n", "        return 2\n",
+            ("arch-permutation", "cdna3-mfma-16x16x8-xf32-xf32-c32-d32", 8),
+            kills=(("arch-permutation", "cdna3-mfma-16x16x8-xf32-xf32-c32-d32", 8),),
+            keeps=(("arch-permutation", "cdna3-mfma-32x32x8-f16-f16-c32-d32", 8),)),
+    Breaker("arch-align-floors-negatives", "alignment (MMA-Sim window)", "accumulate.py",
+            "    return ops.ite(negative, ops.neg(magnitude), magnitude)\n",
+            "    return ops.ite(negative, ops.sub(ops.neg(magnitude), 1), magnitude)\n",
+            ("arch-sign-symmetry", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 1),
+            kills=(("arch-sign-symmetry", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 2),),
+            keeps=(("arch-permutation", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 8),)),
+    Breaker("fp8-window-12-bits", "window width (Ada/Hopper fp8)", "nvidia.py",
+            "FP8_WINDOW_BITS = 13\n", "FP8_WINDOW_BITS = 12\n",
+            ("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),
+            kills=(("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),),
+            keeps=(("arch-permutation", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 16),)),
+)
+"""Breakers of the architecture datapaths (issue 20 part 4): each breaks the stage a proved
+row of ``tcspec prove --arch`` relies on (proofs/arch/BREAKERS.md)."""
+
+BREAKERS = BREAKERS + ARCH_BREAKERS
+
 KNOWN_GAPS = {
     "nvfp4-groups-of-2": "the row stops proving (its normal forms differ; the monolithic "
                          "query is unknown), but no counterexample was found in 60 s: the "
@@ -196,10 +225,20 @@ def _witness_query(prop: str, name: str, k: int) -> Any:
     """The property's monolithic violation query at a small K (real products)."""
     import dataclasses
 
-    from tcspec.proofs import compiler_facts, permutation, sign, sparse
+    from tcspec.proofs import arch, chaining, compiler_facts, permutation, sign, sparse
     from tcspec.spec.catalog import lookup
 
     desc = lookup(name).descriptor
+    if prop == "arch-permutation":
+        generators = arch.in_window_generators(desc, k)
+        label = next(n for n in generators if n.startswith("rotate"))
+        return permutation.unchanged_query(chaining.model(desc, k), k, label,
+                                           generators[label])
+    if prop == "arch-sign-symmetry":
+        return dataclasses.replace(arch.arch_sign_query(chaining.model(desc, k), k, "a"),
+                                   cut_products=False)
+    if prop == "arch-error-bound":
+        return chaining.error_query(chaining.model(desc, k), k)
     if prop == "sign-symmetry":
         return dataclasses.replace(sign.sign_query(desc, k, "a"), cut_products=False)
     if prop == "permutation":
@@ -231,7 +270,9 @@ def child_main(name: str, timeout: float) -> dict[str, Any]:
                           "result": outcome.result, "seconds": round(outcome.seconds, 2),
                           "replayed": outcome.result == REFUTED and bool(outcome.words),
                           "words": {n: f"0x{v:X}" for n, v in outcome.words.items()}}
-    props = properties()
+    from tcspec.proofs.arch import arch_properties
+
+    props = {**properties(), **arch_properties()}
     for role, rows in (("kill", breaker.kills), ("keep", breaker.keeps)):
         for prop, datapath, k in rows:
             started = time.monotonic()
