@@ -75,10 +75,19 @@ def arch_window_bits(desc: Descriptor) -> int:
     return ARCH_WINDOW_BITS[desc.arch]
 
 
+def instruction_k(desc: Descriptor) -> int:
+    """The instruction's K from its shape (``m16n8k16``: 16; AMD ``32x32x8``: 8), which a
+    model of the datapath at another logical K keeps."""
+    shape = desc.shape
+    if "x" in shape:
+        return int(shape.split("_")[0].split("x")[2])
+    return int(shape.split("k")[1])
+
+
 def arch_steps(desc: Descriptor) -> int:
     """Chained steps of an NVIDIA fused dot-add at the instruction's K (section 1.5)."""
     split = (desc.instruction == "mma" and desc.arch in ARCH_SPLIT_K
-             and desc.k * ARCH_OPERAND_BITS.get(desc.a_format, 0) == 256)
+             and instruction_k(desc) * ARCH_OPERAND_BITS.get(desc.a_format, 0) == 256)
     return 2 if split else 1
 
 

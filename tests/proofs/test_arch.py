@@ -99,19 +99,22 @@ def test_bounds_hold_on_the_scalar_lowering(name: str, k: int) -> None:
 
 
 def test_chaining_statement_fails_on_a_wrong_bound() -> None:
-    """The violation query is able to fail: with a bound shrunk to zero units, the chained
-    and single-window words that differ are a violation."""
-    desc = chaining.model(_desc("sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32"), 2)
-    # 2^4 * 2^4 then C near the product's last bit: the split rounding moves D
-    words = {"a0": 0x48, "b0": 0x48, "a1": 0x01, "b1": 0x01, "c": 0x3F800001}
+    """The violation is able to fail: on inputs where chaining moves D, a bound shrunk to
+    zero is violated (and the real bound is not)."""
+    desc = chaining.model(_desc("sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32"), 4)
+    rng = random.Random(7)
+    for _ in range(400):
+        words = _random_words(desc, 4, rng)
+        holds, shown = chaining.chaining_query(desc, 4).replay(words)
+        assert not holds
+        if shown["d"] != shown["d_single"]:
+            break
+    else:
+        pytest.fail("no input on which chaining moves D")
     real = chaining.bound_of
-
-    def tiny(m, *args):
-        return m.ops.const(0, m.width)
-
-    chaining.bound_of = tiny
+    chaining.bound_of = lambda m, *args: m.ops.const(0, m.width)
     try:
-        holds, shown = chaining.chaining_query(desc, 2).replay(words)
+        holds, shown = chaining.chaining_query(desc, 4).replay(words)
     finally:
         chaining.bound_of = real
     assert holds, shown
