@@ -300,7 +300,13 @@ def select_arch_rows(arch: str, datapath: str | None = None,
         if getattr(desc, "arch", None) != arch:
             raise ValueError(f"{name} is not an {arch} datapath")
         rows += [RowSpec(p, desc, p.k_for(desc)) for p in props if p.applies(desc)]
-    return rows
+    return sorted(rows, key=lambda r: ORDER.index(r.prop.name))
+
+
+ORDER = ("chaining-bound", "arch-permutation", "arch-permutation-across", "arch-error-bound",
+         "chaining-witness", "arch-sign-symmetry")
+"""The order rows run in, so a matrix's budget reaches the rows of each family first
+(the new family first, the slowest rows last)."""
 
 
 INTERNAL = "internal error (not a verdict)"

@@ -316,6 +316,11 @@ def check_error(desc: Any, k: int, settings: Settings) -> Row:
                          f"{chained_steps(desc)} window(s) by the table)")
 
 
+CHAIN_TIMEOUT = 240.0
+"""Per-query floor of the chaining-bound rows: the window lemma at two fp8 lanes needs about
+three minutes on the shared two-core machine (docs/proofs-per-arch.md)."""
+
+
 def check_chaining(desc: Any, k: int, settings: Settings) -> Row:
     """Method ``chain``: the window lemma (proved on one step and on the single window), the
     cut of the chained D at its steps (node identity), the composition with the D words free
@@ -323,6 +328,7 @@ def check_chaining(desc: Any, k: int, settings: Settings) -> Row:
     from tcspec.proofs.core import CHAIN
 
     model_desc = model(desc, k)
+    settings = dataclasses.replace(settings, timeout=max(settings.timeout, CHAIN_TIMEOUT))
     return check_queries("chaining-bound", desc, k, chaining_chain(model_desc, k), settings,
                          CHAIN, "|D - D_single| < B_chained + B_single (module docstring); "
                          "build_dot's chained D is the step window applied twice (same "
