@@ -341,11 +341,13 @@ def run_arch(rows: list[RowSpec], settings: Settings, budget: float,
 
 
 def write_arch_report(arch: str, rows: list[Row], settings: Settings, seconds: float,
-                      budget: float) -> tuple[Path, Path]:
-    """``proofs/arch/REPORT-<arch>.json`` and ``.md``, each written to a temporary file and
-    renamed (a crash leaves the previous report whole)."""
+                      budget: float, subset: str = "") -> tuple[Path, Path]:
+    """``proofs/arch/REPORT-<arch>[-<subset>].json`` and ``.md``, each written to a temporary
+    file and renamed (a crash leaves the previous report whole); a subset (one property or
+    datapath) has its own files and never replaces the whole matrix's."""
     REPORT_DIR.mkdir(exist_ok=True)
-    json_path, md_path = REPORT_DIR / f"REPORT-{arch}.json", REPORT_DIR / f"REPORT-{arch}.md"
+    stem = f"REPORT-{arch}" + (f"-{subset}" if subset else "")
+    json_path, md_path = REPORT_DIR / f"{stem}.json", REPORT_DIR / f"{stem}.md"
     tmp_json, tmp_md = json_path.with_suffix(".json.tmp"), md_path.with_suffix(".md.tmp")
     write_report(rows, settings, seconds, tmp_json, tmp_md)
     data = json.loads(tmp_json.read_text(encoding="utf-8"))
@@ -353,7 +355,8 @@ def write_arch_report(arch: str, rows: list[Row], settings: Settings, seconds: f
                         "datapaths": list(dict.fromkeys(r.datapath for r in rows))})
     tmp_json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     text = tmp_md.read_text(encoding="utf-8").replace(
-        "# Proof report\n", f"# Proof report: {arch} (`tcspec prove --arch {arch} --report`)\n\n"
+        "# Proof report\n", f"# Proof report: {arch}{' (' + subset + ')' if subset else ''}"
+        f" (`tcspec prove --arch {arch} --report`)\n\n"
         f"Representative datapaths (docs/proofs-per-arch.md): "
         + ", ".join(f"`{n}`" for n in data["run"]["datapaths"])
         + f". Budget {budget:g} s. Properties: proofs/arch.py, proofs/chaining.py; "

@@ -86,8 +86,9 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
     print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
     if args.report:
+        subset = "-".join(filter(None, [args.property, args.datapath]))
         json_path, md_path = write_arch_report(args.arch, results, settings, seconds,
-                                               args.budget)
+                                               args.budget, subset)
         print(f"wrote {json_path} and {md_path}")
     if any(r.detail.startswith(INTERNAL) for r in results):
         return EXIT_INTERNAL
