@@ -121,6 +121,12 @@ REACH = 24
 """Bits above ``2^R`` the register holds; a value beyond counts as a violation (sound)."""
 
 
+COMPOSE_REACH = REACH + 8
+"""The compose query's reach: a window lemma proves its D within ``2^(R_w + REACH)`` and
+``R_w <= R + G - 1`` with ``G - 1 <= 6``, so at the instruction's ``R`` with 8 more bits
+no lemma-constrained value is out of reach (the premise may say so)."""
+
+
 class Measure:
     """The reference's view of one instruction's inputs: ``R``, finiteness, ``E``, and
     values truncated toward zero to units ``u = 2^(R - ANCHOR)``.
@@ -130,7 +136,8 @@ class Measure:
     the units truncation can hide, so its unsat proves ``|x - y| < B``.
     """
 
-    def __init__(self, ops: Ops, desc: Any, inputs: Any, anchor: BV | None = None) -> None:
+    def __init__(self, ops: Ops, desc: Any, inputs: Any, anchor: BV | None = None,
+                 reach: int = REACH) -> None:
         fa, fb = REFERENCE_FORMAT[desc.a_format], REFERENCE_FORMAT[desc.b_format]
         k = len(inputs.a)
         terms, values = ref.dot_terms(ops, fa, fb, "f32", inputs.a, inputs.b, inputs.c)
@@ -146,7 +153,7 @@ class Measure:
         self.top = ops.smax_all(self.exponents)
         self.anchor = self.top if anchor is None else anchor
         self.terms = terms
-        self.width = ANCHOR + REACH + 8
+        self.width = ANCHOR + reach + 8
         self.finite = ops.not_(ops.any_([ops.or_(v.nan, v.inf) for v in values]))
         self.outside: list[Bool] = []
 
@@ -408,7 +415,7 @@ def window_conclusion(ops: Ops, step: Any, lanes: int, inputs: Any, d: BV,
     implies ``|D - E_w| < B_w`` and, with ``growth_too`` (the step lemma), finite inputs and
     (D zero or ``raw(D) <= R_w + G - 1``); without it the premise also asks finite inputs
     (the single-window lemma is the error bound alone)."""
-    m = Measure(ops, step, inputs, anchor)
+    m = Measure(ops, step, inputs, anchor, REACH if anchor is None else COMPOSE_REACH)
     value, raw, finite = m.word(d)
     bound = bound_of(m, step, lanes, raw, 1)
     error = ops.abs_signed(ops.sub(value, m.exact))
@@ -416,7 +423,7 @@ def window_conclusion(ops: Ops, step: Any, lanes: int, inputs: Any, d: BV,
     if anchor is None:
         within = ops.and_(ops.not_(m.beyond()), ops.ult(ops.add(error, slack), bound))
     else:
-        within = ops.or_(ops.ult(error, ops.add(bound, slack)), m.beyond())
+        within = ops.and_(ops.ult(error, ops.add(bound, slack)), ops.not_(m.beyond()))
     if not growth_too:
         return ops.and_(finite, m.finite), within
     dv = ref.decode(ops, "f32", d)
@@ -449,7 +456,7 @@ def compose_query(desc: Any, k: int) -> Query:
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
         d1, d, ds = values["free!d1"], values["free!d"], values["free!ds"]
-        m = Measure(ops, desc, inputs)
+        m = Measure(ops, desc, inputs, reach=COMPOSE_REACH)
         first = dataclasses.replace(inputs, a=inputs.a[:half], b=inputs.b[:half])
         second = dataclasses.replace(inputs, a=inputs.a[half:], b=inputs.b[half:], c=d1)
         premises = []
