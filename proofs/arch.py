@@ -245,6 +245,11 @@ def chain_k(desc: Any) -> int:
     return desc.k if desc.algorithm == "cdna3-rd" else 2
 
 
+KNOWN = ("fused-dot", "fused-dot-block", "cdna3-rd", "fma-chain")
+"""The algorithm families this matrix states properties of (the CDNA1/CDNA2 pairwise trees,
+unvalidated, have none yet)."""
+
+
 def _is_arch(desc: Any) -> bool:
     return getattr(desc, "family", "") == "arch"
 
@@ -256,14 +261,17 @@ def _error_applies(desc: Any) -> bool:
 PROPERTIES = [
     Property("arch-permutation", "reordering lanes inside one window leaves D unchanged",
              ("spec.fused_dot", "spec.mmasim", "spec.cdna3", "spec.accumulate"), (),
-             lambda d: _is_arch(d) and d.algorithm != "fma-chain", check_permutation),
+             lambda d: _is_arch(d) and d.algorithm in ("fused-dot", "fused-dot-block",
+                                                       "cdna3-rd"), check_permutation),
     Property("arch-permutation-across", "a swap of lanes in different windows changes D "
              "(witness)", ("spec.fused_dot", "spec.cdna3", "spec.fma_chain"), (),
-             lambda d: _is_arch(d) and across_pair(d, d.k) is not None, check_across,
+             lambda d: _is_arch(d) and d.algorithm in KNOWN
+             and across_pair(d, d.k) is not None, check_across,
              default_k=across_k),
     Property("arch-sign-symmetry", "flipping every A (or B) sign and C's negates D",
              ("spec.fused_dot", "spec.mmasim", "spec.cdna3", "spec.fma_chain",
-              "spec.convert"), (), lambda d: _is_arch(d) and d.algorithm != "fused-dot-block",
+              "spec.convert"), (), lambda d: _is_arch(d) and d.algorithm in (
+                  "fused-dot", "cdna3-rd", "fma-chain"),
              check_sign, default_k=sign_k),
     Property("arch-error-bound", "|D - E| < (K+1) 2^(R-F) + ulp(D) (NVIDIA, F from the table); "
              "CDNA3 its group bound", ("spec.fused_dot", "spec.mmasim", "spec.cdna3"), (),
