@@ -164,7 +164,8 @@ ARCH_BREAKERS = (
     Breaker("fp8-window-12-bits", "window width (Ada/Hopper fp8)", "nvidia.py",
             "FP8_WINDOW_BITS = 13\n", "FP8_WINDOW_BITS = 12\n",
             ("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),
-            kills=(("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),),
+            kills=(("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),
+                   ("chaining-bound", "sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32", 2)),
             keeps=(("arch-permutation", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 16),)),
 )
 """Breakers of the architecture datapaths (issue 20 part 4): each breaks the stage a proved
