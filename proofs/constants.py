@@ -31,3 +31,74 @@ def product_group(desc: Descriptor) -> int:
 def scale_block(desc: Descriptor) -> int:
     """Lanes per scale byte, of the compacted K for sparse paths (section 5)."""
     return SCALE_BLOCK[(block_family(desc), desc.scale_vec)]
+
+
+# ------------------------------------------------ architecture datapaths (issue 20)
+# Written from ARCHITECTURES.md sections 1-3 and SEMANTICS.md sections 10-11, by the
+# descriptor's own fields (arch, instruction, formats, K), never from its ``params``.
+
+ARCH_WINDOW_BITS = {"sm_70": 23, "sm_75": 24, "sm_80": 24, "sm_89": 24, "sm_90": 25,
+                    "sm_100": 25, "sm_120": 25}
+"""ARCHITECTURES.md section 2, column F: fraction bits of the NVIDIA fused dot-add window."""
+
+ARCH_FP8_WINDOW_BITS = 13
+"""Section 2: F of Ada ``mma`` and Hopper ``wgmma`` on e4m3/e5m2 operands."""
+
+ARCH_FP8_NARROW = (("sm_89", "mma"), ("sm_90", "wgmma"))
+
+ARCH_SPLIT_K = ("sm_80", "sm_89")
+"""Section 1.5: split-K into two chained half-K steps on Ampere and Ada only, for the
+instructions whose K holds 256 operand bits (tf32 K=8, f16/bf16 K=16, fp8 K=32)."""
+
+ARCH_OPERAND_BITS = {"tf32": 32, "bf16": 16, "f16": 16, "e4m3": 8, "e5m2": 8}
+
+ARCH_ZERO_EXPONENT = -126
+"""Section 1.1: a zero factor or zero C has exponent -126 whatever the format."""
+
+ARCH_D_FRACTION_BITS = {"f32": 23, "e8m13": 13, "f16": 10}
+"""Section 1.4: fraction bits the D (or the e8m13 accumulator) keeps."""
+
+ARCH_CANONICAL_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF}
+"""Section 1.2: the NVIDIA fused dot-add NaN words."""
+
+CDNA3_GROUP = {"xf32": 4, "f16": 8, "bf16": 8, "e4m3fnuz": 16, "e5m2fnuz": 16}
+"""Section 3.2: products per CDNA3 group (f16/bf16: ``min(8, K)``)."""
+
+CDNA3_PRODUCT_BITS, CDNA3_SUM_BITS, CDNA3_C_BITS = 24, 31, 24
+"""Section 3.2: products RZ at 24 bits below P, the sum RD at 31 and C RD at 24 below M."""
+
+
+def arch_window_bits(desc: Descriptor) -> int:
+    """F of an NVIDIA fused dot-add (section 2)."""
+    if (desc.arch, desc.instruction) in ARCH_FP8_NARROW and desc.a_format in ("e4m3", "e5m2"):
+        return ARCH_FP8_WINDOW_BITS
+    return ARCH_WINDOW_BITS[desc.arch]
+
+
+def instruction_k(desc: Descriptor) -> int:
+    """The instruction's K from its shape (``m16n8k16``: 16; AMD ``32x32x8``: 8), which a
+    model of the datapath at another logical K keeps."""
+    shape = desc.shape
+    if "x" in shape:
+        return int(shape.split("_")[0].split("x")[2])
+    return int(shape.split("k")[1])
+
+
+def arch_steps(desc: Descriptor) -> int:
+    """Chained steps of an NVIDIA fused dot-add at the instruction's K (section 1.5)."""
+    split = (desc.instruction == "mma" and desc.arch in ARCH_SPLIT_K
+             and instruction_k(desc) * ARCH_OPERAND_BITS.get(desc.a_format, 0) == 256)
+    return 2 if split else 1
+
+
+def arch_d_fraction_bits(desc: Descriptor) -> int:
+    """13 for the e8m13 accumulator (fp8 on Ada mma / Hopper wgmma with an F32 D)."""
+    if desc.d_type == "f32" and arch_window_bits(desc) == ARCH_FP8_WINDOW_BITS:
+        return ARCH_D_FRACTION_BITS["e8m13"]
+    return ARCH_D_FRACTION_BITS[desc.d_type]
+
+
+def cdna3_group(desc: Descriptor, k: int | None = None) -> int:
+    k = desc.k if k is None else k
+    size = CDNA3_GROUP[desc.a_format]
+    return min(size, k) if desc.a_format in ("f16", "bf16") else size

@@ -122,6 +122,64 @@ BREAKERS = (
             keeps=(("permutation", "dense-mxf4", 64),)),
 )
 
+ARCH_BREAKERS = (
+    Breaker("split-k-quarter-steps", "split-K steps", "fused_dot.py",
+            "    per = desc.k // desc.params.steps\n",
+            "    per = desc.k // (2 * desc.params.steps) if desc.params.steps > 1 else desc.k\n",
+            ("arch-permutation", "sm_80-mma-m16n8k16-f16-f16-c32-d32", 4),
+            kills=(("arch-permutation", "sm_80-mma-m16n8k16-f16-f16-c32-d32", 16),),
+            keeps=(("arch-permutation", "sm_90-mma-m16n8k16-f16-f16-c32-d32", 16),)),
+    Breaker("cdna3-xf32-groups-of-2", "CDNA3 group size", "cdna3.py",
+            "        return 4\n", "        return 2\n",
+            ("arch-permutation", "cdna3-mfma-16x16x8-xf32-xf32-c32-d32", 8),
+            kills=(("arch-permutation", "cdna3-mfma-16x16x8-xf32-xf32-c32-d32", 8),),
+            keeps=(("arch-permutation", "cdna3-mfma-32x32x8-f16-f16-c32-d32", 8),)),
+    Breaker("arch-align-floors-negatives", "alignment (MMA-Sim window)", "accumulate.py",
+            "    return ops.ite(negative, ops.neg(magnitude), magnitude)\n",
+            "    return ops.ite(negative, ops.sub(ops.neg(magnitude), 1), magnitude)\n",
+            ("arch-sign-symmetry", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 1),
+            kills=(("arch-sign-symmetry", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 2),
+                   ("arch-sign-symmetry", "sm_70-mma-m8n8k4-f16-f16-c32-d32", 2),
+                   ("arch-sign-symmetry", "sm_70-mma-m8n8k4-f16-f16-c16-d16", 2),
+                   ("arch-sign-symmetry", "sm_80-mma-m16n8k8-bf16-bf16-c32-d32", 2),
+                   ("arch-sign-symmetry", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 2),
+                   ("arch-sign-symmetry", "sm_90-mma-m16n8k16-f16-f16-c32-d32", 2),
+                   ("arch-sign-symmetry", "sm_100-mma-m16n8k8-tf32-tf32-c32-d32", 2),
+                   ("arch-sign-symmetry", "sm_120-mma-m16n8k32-e4m3-e4m3-c32-d32", 2),
+                   ("arch-error-bound", "sm_70-mma-m8n8k4-f16-f16-c32-d32", 1)),
+            keeps=(("arch-permutation", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 8),)),
+    Breaker("arch-exact-sum-drops-first-unit", "exact sum (MMA-Sim window)", "accumulate.py",
+            "    return ops.sum([ops.sext(u, width) for u in units])\n",
+            "    return ops.sum([ops.sext(u, width) for u in units[1:]])\n",
+            ("arch-permutation", "sm_90-mma-m16n8k16-f16-f16-c32-d32", 4),
+            kills=(("arch-permutation", "sm_90-mma-m16n8k16-f16-f16-c32-d32", 16),
+                   ("arch-permutation", "sm_70-mma-m8n8k4-f16-f16-c16-d16", 4),
+                   ("arch-permutation",
+                    "sm_120-mma_block_scale-m16n8k32-block32-e4m3-e4m3-c32-d32-ue8m0", 32),
+                   ("arch-permutation", "sm_70-mma-m8n8k4-f16-f16-c32-d32", 4),
+                   ("arch-permutation", "sm_75-mma-m16n8k8-f16-f16-c32-d32", 8),
+                   ("arch-permutation", "sm_80-mma-m16n8k8-bf16-bf16-c32-d32", 8),
+                   ("arch-permutation", "sm_80-mma-m16n8k16-f16-f16-c32-d32", 16),
+                   ("arch-permutation", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 16),
+                   ("arch-permutation", "sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32", 32),
+                   ("arch-permutation", "sm_89-mma-m16n8k32-e5m2-e5m2-c16-d16", 32),
+                   ("arch-permutation", "sm_90-wgmma-m64n8k32-e4m3-e4m3-c32-d32", 32),
+                   ("arch-permutation", "sm_100-mma-m16n8k8-tf32-tf32-c32-d32", 8),
+                   ("arch-permutation", "sm_120-mma-m16n8k32-e4m3-e4m3-c32-d32", 32),
+                   ("arch-permutation", "cdna3-mfma-32x32x8-f16-f16-c32-d32", 8),
+                   ("arch-permutation", "cdna3-mfma-32x32x16-e4m3fnuz-e4m3fnuz-c32-d32", 16))),
+    Breaker("fp8-window-12-bits", "window width (Ada/Hopper fp8)", "nvidia.py",
+            "FP8_WINDOW_BITS = 13\n", "FP8_WINDOW_BITS = 12\n",
+            ("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),
+            kills=(("arch-error-bound", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 1),
+                   ("chaining-bound", "sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32", 2)),
+            keeps=(("arch-permutation", "sm_89-mma-m16n8k16-e4m3-e4m3-c32-d32", 16),)),
+)
+"""Breakers of the architecture datapaths (issue 20 part 4): each breaks the stage a proved
+row of ``tcspec prove --arch`` relies on (proofs/arch/BREAKERS.md)."""
+
+BREAKERS = BREAKERS + ARCH_BREAKERS
+
 KNOWN_GAPS = {
     "nvfp4-groups-of-2": "the row stops proving (its normal forms differ; the monolithic "
                          "query is unknown), but no counterexample was found in 60 s: the "
@@ -207,10 +265,20 @@ def _witness_query(prop: str, name: str, k: int) -> Any:
     """The property's monolithic violation query at a small K (real products)."""
     import dataclasses
 
-    from tcspec.proofs import compiler_facts, permutation, sign, sparse
+    from tcspec.proofs import arch, chaining, compiler_facts, permutation, sign, sparse
     from tcspec.spec.catalog import lookup
 
     desc = lookup(name).descriptor
+    if prop == "arch-permutation":
+        generators = arch.in_window_generators(desc, k)
+        label = next(n for n in generators if n.startswith("rotate"))
+        return permutation.unchanged_query(chaining.model(desc, k), k, label,
+                                           generators[label])
+    if prop == "arch-sign-symmetry":
+        return dataclasses.replace(arch.arch_sign_query(chaining.model(desc, k), k, "a"),
+                                   cut_products=False)
+    if prop == "arch-error-bound":
+        return chaining.error_query(chaining.model(desc, k), k)
     if prop == "sign-symmetry":
         return dataclasses.replace(sign.sign_query(desc, k, "a"), cut_products=False)
     if prop == "permutation":
@@ -242,7 +310,9 @@ def child_main(name: str, timeout: float) -> dict[str, Any]:
                           "result": outcome.result, "seconds": round(outcome.seconds, 2),
                           "replayed": outcome.result == REFUTED and bool(outcome.words),
                           "words": {n: f"0x{v:X}" for n, v in outcome.words.items()}}
-    props = properties()
+    from tcspec.proofs.arch import arch_properties
+
+    props = {**properties(), **arch_properties()}
     for role, rows in (("kill", breaker.kills), ("keep", breaker.keeps)):
         for prop, datapath, k in rows:
             started = time.monotonic()

@@ -292,4 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "rows each breaker kills and keeps (with --report: proofs/MUTANTS.md)")
     p.add_argument("--mutant", action="append", metavar="NAME",
                    help="with --mutants: only this breaker (repeatable)")
+    p.add_argument("--arch", help="the per-architecture matrix of this architecture "
+                   "(sm_70 ... cdna3; with --report: proofs/arch/REPORT-<arch>.*)")
+    p.add_argument("--budget", type=float, default=900.0,
+                   help="with --arch: seconds for the whole matrix; rows not started by "
+                   "then are unknown (900)")
     return parser

@@ -55,6 +55,46 @@ def prove_mutants(args: argparse.Namespace) -> int:
     return 0 if all(v.ok for v in verdicts) else EXIT_MISMATCH
 
 
+def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
+    """``tcspec prove --arch A``: that architecture's matrix (:mod:`proofs.arch`)."""
+    from tcspec.proofs.arch import (
+        INTERNAL,
+        progress_line,
+        run_arch,
+        select_arch_rows,
+        write_arch_report,
+    )
+
+    if args.budget <= 0:
+        raise UsageError("--budget must be positive seconds")
+    try:
+        rows = select_arch_rows(args.arch, args.datapath, args.property)
+    except (KeyError, ValueError) as exc:
+        raise UsageError(str(exc).strip("'\"")) from None
+    print(f"{args.arch}: {len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per "
+          f"query, budget {args.budget:g} s", file=sys.stderr, flush=True)
+    started = time.monotonic()
+    results = run_arch(rows, settings, args.budget,
+                       lambda r, d, t: progress_line(r, d, t, started))
+    seconds = time.monotonic() - started
+    for row in results:
+        print(describe_row(row))
+        if row.detail:
+            print(f"    {row.detail}")
+        if row.words:
+            print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
+    print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
+    if args.report:
+        subset = "-".join(filter(None, [args.property, args.datapath]))
+        json_path, md_path = write_arch_report(args.arch, results, settings, seconds,
+                                               args.budget, subset)
+        print(f"wrote {json_path} and {md_path}")
+    if any(r.detail.startswith(INTERNAL) for r in results):
+        return EXIT_INTERNAL
+    return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
+
+
 def cmd_prove(args: argparse.Namespace) -> int:
     """``tcspec prove``: decide the selected rows, print them (``--report``: REPORT.*)."""
     if args.timeout <= 0 or args.second_timeout <= 0:
@@ -66,6 +106,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown --second-solver {second!r} (auto, z3, cvc5, bitwuzla or none)")
     if args.mutants or args.mutant:
         return prove_mutants(args)
+    if args.arch:
+        return prove_arch(args, Settings(args.solver, args.timeout, second,
+                                         args.second_timeout, 1))
     if args.report and args.fast:
         raise UsageError("--fast rows are the tests' small-K subset, not rows of the proof "
                          "matrix; --report records the matrix")
