@@ -171,7 +171,7 @@ def test_prove_report_holds_the_lock_of_the_report(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(prove, "write_report", lambda *a, **k: None, raising=False)
     monkeypatch.setattr(prove, "run_rows", lambda rows, settings, progress=None: [])
     (tmp_path / ".REPORT.json.lock").write_text(f"{os.getpid()}\n")
-    code, _, err = run(capsys, "prove", "--fast", "--report")
+    code, _, err = run(capsys, "prove", "--report")
     assert code == 2 and "being written" in err
 
 
@@ -184,7 +184,7 @@ def test_prove_report_replaces_the_report_atomically(tmp_path, capsys, monkeypat
     monkeypatch.setattr(prove, "REPORT_MD", md_path)
     monkeypatch.setattr(prove, "write_report", lambda *a, **k: None, raising=False)
     monkeypatch.setattr(prove, "run_rows", lambda rows, settings, progress=None: [])
-    code, _, _ = run(capsys, "prove", "--fast", "--report")
+    code, _, _ = run(capsys, "prove", "--report")
     assert code == 0 and json.loads(json_path.read_text())["rows"] == []
     assert md_path.read_text().startswith("# Proof report")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["REPORT.json", "REPORT.md"]
@@ -218,3 +218,12 @@ def test_hw_run_refuses_an_existing_out_before_opening_a_device(tmp_path, capsys
     code, _, err = run(capsys, "hw", "run", str(ROOT / "ref/vectors/b200_frozen.jsonl"),
                        "--out", str(out))
     assert code == 2 and "already exists" in err and out.read_text() == "precious\n"
+
+
+def test_prove_fast_rows_never_reach_the_report(tmp_path, capsys, monkeypatch):
+    import tcspec.prove as prove
+
+    monkeypatch.setattr(prove, "REPORT_JSON", tmp_path / "REPORT.json")
+    monkeypatch.setattr(prove, "REPORT_MD", tmp_path / "REPORT.md")
+    code, _, err = run(capsys, "prove", "--fast", "--report")
+    assert code == 2 and "--fast" in err and not list(tmp_path.iterdir())
