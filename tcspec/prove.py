@@ -7,11 +7,12 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tcspec.outputs import atomic_paths, write_text
-from tcspec.proofs.core import AUTO, InternalError, Settings
+from tcspec.proofs.core import AUTO, InternalError, Row, Settings
 from tcspec.proofs.runner import (
     REPORT_JSON,
     REPORT_MD,
@@ -77,14 +78,7 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
     results = run_arch(rows, settings, args.budget,
                        lambda r, d, t: progress_line(r, d, t, started))
     seconds = time.monotonic() - started
-    for row in results:
-        print(describe_row(row))
-        if row.detail:
-            print(f"    {row.detail}")
-        if row.words:
-            print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
-    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
-    print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
+    print_rows(results, seconds)
     if args.report:
         subset = "-".join(filter(None, [args.property, args.datapath]))
         json_path, md_path = write_arch_report(args.arch, results, settings, seconds,
@@ -93,6 +87,18 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
     if any(r.detail.startswith(INTERNAL) for r in results):
         return EXIT_INTERNAL
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
+
+
+def print_rows(results: Sequence[Row], seconds: float) -> None:
+    """Each row's verdict, detail and words, then the counts."""
+    for row in results:
+        print(describe_row(row))
+        if row.detail:
+            print(f"    {row.detail}")
+        if row.words:
+            print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
+    print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
@@ -171,12 +177,5 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
     else:
-        for row in results:
-            print(describe_row(row))
-            if row.detail:
-                print(f"    {row.detail}")
-            if row.words:
-                print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
-        counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
-        print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
+        print_rows(results, seconds)
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
