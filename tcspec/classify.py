@@ -202,6 +202,9 @@ def classification_text(result: Classification, show_all: bool = False) -> str:
 
 def cmd_classify(args: argparse.Namespace) -> int:
     """``tcspec classify``: which candidate models survive observed words."""
+    if getattr(args, "arch", False):
+        from tcspec.probe import cmd_classify_arch
+        return cmd_classify_arch(args)
     names = [n for n in (args.candidates or "").split(",") if n.strip()]
     try:
         result = classify_file(args.file, names or None)

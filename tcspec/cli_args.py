@@ -142,9 +142,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run every reference vector through every lowering")
 
     p = sub.add_parser("probe", help="solver-made inputs on which candidate models differ")
-    p.add_argument("--datapath", required=True, help="canonical name (e.g. dense-tf32)")
+    p.add_argument("--datapath", help="canonical name (e.g. dense-tf32)")
     p.add_argument("--model", default="hardware", help="first model (default: hardware)")
     p.add_argument("--vs", metavar="CANDIDATE", help="the model to tell apart from --model")
+    p.add_argument("--vs-datapath", metavar="DATAPATH", help="another datapath with the same "
+                   "operand formats: an input on which the two differ, or unsat (the smaller K "
+                   "chained to the larger)")
+    p.add_argument("--vs-model", default="hardware", help="with --vs-datapath: its model")
+    p.add_argument("--portability", action="store_true", help="every format group: classes "
+                   "proved identical, a witness per pair, fingerprint suites")
+    p.add_argument("--formats", metavar="LABEL,...", help="with --portability: only these "
+                   "format groups (e.g. f16-f16-c32-d32)")
+    p.add_argument("--report", action="store_true", help="with --portability: write "
+                   "proofs/PORTABILITY.md/.json and ref/vectors/fingerprints/")
     p.add_argument("--separate", metavar="M1,M2,...",
                    help="a small suite separating every pair of these models")
     p.add_argument("--sensitivity", action="store_true",
@@ -177,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="OBSERVED.jsonl", help="lines with inputs and `expected`")
     p.add_argument("--candidates", metavar="M1,M2,...", help="default: every candidate")
     p.add_argument("--all", action="store_true", help="list every line that rules a model out")
+    p.add_argument("--arch", action="store_true", help="name the architecture datapaths "
+                   "consistent with the observed words (any K they chain to)")
 
     p = sub.add_parser("tour", help="a short guided tour of the arithmetic")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +77,19 @@ def _write_probe_records(args: argparse.Namespace, render: Any, count: int) -> N
 
 def cmd_probe(args: argparse.Namespace) -> int:
     """``tcspec probe``: ``--vs``, ``--separate`` or ``--sensitivity``, probes written out."""
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.portability:
+        return cmd_portability(args)
+    if not args.datapath:
+        raise UsageError("--datapath is required (except with --portability)")
+    if args.vs_datapath:
+        return cmd_vs_datapath(args)
     desc = lookup(args.datapath).descriptor
     modes = sum(bool(x) for x in (args.vs, args.separate, args.sensitivity))
     if modes != 1:
-        raise UsageError("give exactly one of --vs CANDIDATE, --separate M1,M2,... "
-                         "or --sensitivity")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+        raise UsageError("give exactly one of --vs CANDIDATE, --vs-datapath DATAPATH, "
+                         "--separate M1,M2,..., --sensitivity or --portability")
     constraints = _probe_constraints(args, desc)
     log = (lambda line: print(f"  {line}", file=sys.stderr, flush=True)) if args.verbose \
         else (lambda line: None)
@@ -112,3 +119,60 @@ def cmd_probe(args: argparse.Namespace) -> int:
         _write_probe_records(args, lambda fmt: render_probes(records, desc, models, fmt),
                              len(records))
     return status
+
+
+def _stderr_log(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
+
+
+def cmd_vs_datapath(args: argparse.Namespace) -> int:
+    """``tcspec probe --datapath X --vs-datapath Y``: a replayed witness, unsat or unknown
+    (exit 1 on unknown)."""
+    from tcspec.proofs.probes.portability import UNKNOWN, compare, side
+
+    if args.vs or args.separate or args.sensitivity:
+        raise UsageError("--vs-datapath takes no --vs, --separate or --sensitivity")
+    result = compare(side(args.datapath, args.model), side(args.vs_datapath, args.vs_model),
+                     solver=args.solver, timeout=args.timeout, log=_stderr_log)
+    print(result.text())
+    return 1 if result.status == UNKNOWN else 0
+
+
+def cmd_portability(args: argparse.Namespace) -> int:
+    """``tcspec probe --portability [--report]``: the portability table and fingerprint
+    suites (proofs/PORTABILITY.md, ref/vectors/fingerprints/); exit 1 if a pair is unknown."""
+    from tcspec.proofs.probes import portability as port
+
+    if args.datapath or args.vs or args.vs_datapath or args.separate or args.sensitivity:
+        raise UsageError("--portability takes no --datapath, --vs, --vs-datapath, --separate "
+                         "or --sensitivity")
+    keys = [k.strip() for k in (args.formats or "").split(",") if k.strip()]
+    started = time.monotonic()
+    groups = port.portability(keys or None, solver=args.solver, timeout=args.timeout,
+                              log=_stderr_log)
+    suites = [port.fingerprint_suite(g) for g in groups]
+    command = "tcspec probe --portability" + (f" --formats {args.formats}" if keys else "") \
+        + " --report"
+    print(port.table_markdown(groups, command) + port.suites_markdown(suites))
+    print(f"{time.monotonic() - started:.0f}s in all")
+    if args.report:
+        root = Path(__file__).resolve().parent.parent
+        for path in port.write_report(groups, suites, root / "proofs",
+                                      root / "ref" / "vectors" / "fingerprints", command):
+            print(f"wrote {path}")
+    return 1 if any(v.status == port.UNKNOWN for g in groups for v in g.pairs) else 0
+
+
+def cmd_classify_arch(args: argparse.Namespace) -> int:
+    """``tcspec classify --arch OBSERVED.jsonl``: the datapaths consistent with the words."""
+    from tcspec.proofs.probes.portability import classification_text, classify_observed
+
+    try:
+        verdicts, bad = classify_observed(args.file)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    if not verdicts:
+        problem = f" (line {bad[0][0]}: {bad[0][1]})" if bad else ""
+        raise UsageError(f"no usable observed lines in {args.file}{problem}")
+    print(classification_text(verdicts, bad))
+    return 0

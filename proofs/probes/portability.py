@@ -176,15 +176,20 @@ def chain_steps(desc: AnyDescriptor, k: int) -> int:
     return steps
 
 
-def check_pair(first: Side, second: Side) -> int:
-    """``ValueError`` naming the problem unless the two sides can be compared; their K."""
+def check_pair(first: Side, second: Side, k: int | None = None) -> int:
+    """``ValueError`` naming the problem unless the two sides can be compared; their K
+    (``k``: at this K instead of their common one)."""
     ka, kb = format_key(first.desc), format_key(second.desc)
     if ka != kb:
         raise ValueError(f"{first.datapath} and {second.datapath} have different operand "
                          f"formats ({ka.label} vs {kb.label}): there is no common input")
     if first == second:
         raise ValueError(f"{first.label} is compared with itself")
-    return common_k([first, second])
+    if k is None:
+        return common_k([first, second])
+    for s in (first, second):
+        chain_steps(s.desc, k)
+    return k
 
 
 def chained_word(ops: Ops, s: Side, inputs: DotInputs) -> BV:
@@ -434,12 +439,12 @@ def ladder(sides: Sequence[Side], k: int) -> list[list[int]]:
     return out + [list(range(k))]
 
 
-def compare(first: Side, second: Side, *, solver: str = DEFAULT_SOLVER,
-            timeout: float = DEFAULT_TIMEOUT, cut_points: bool = True,
-            log: Log = quiet) -> Comparison:
-    """Whether ``first`` and ``second`` differ on some input at their common K (module
-    docstring). ``ValueError`` when they cannot be compared."""
-    k = check_pair(first, second)
+def compare(first: Side, second: Side, *, k: int | None = None,
+            solver: str = DEFAULT_SOLVER, timeout: float = DEFAULT_TIMEOUT,
+            cut_points: bool = True, log: Log = quiet) -> Comparison:
+    """Whether ``first`` and ``second`` differ on some input at their common K, or at ``k``
+    (module docstring). ``ValueError`` when they cannot be compared."""
+    k = check_pair(first, second, k)
     result = Comparison(first, second, k)
     started = time.monotonic()
     rungs = ladder((first, second), k)
@@ -546,13 +551,13 @@ def build_group(group: Group, *, solver: str = DEFAULT_SOLVER,
         f"{len(classes)} distinct terms")
     for cls in classes:
         if len(cls) > 1:
-            group.pairs.append(compare(Side(cls[0]), Side(cls[1]), solver=solver,
-                                       timeout=timeout, log=log))
+            group.pairs.append(compare(Side(cls[0]), Side(cls[1]), k=group.k,
+                                       solver=solver, timeout=timeout, log=log))
     merged: list[list[str]] = []
     for cls in classes:
         for other in merged:
-            verdict = compare(Side(other[0]), Side(cls[0]), solver=solver, timeout=timeout,
-                              log=log)
+            verdict = compare(Side(other[0]), Side(cls[0]), k=group.k, solver=solver,
+                              timeout=timeout, log=log)
             group.pairs.append(verdict)
             if verdict.status == EQUAL:
                 other.extend(cls)
