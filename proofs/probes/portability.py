@@ -1,4 +1,4 @@
-"""What differs between architectures, by solver (SEMANTICS.md section 10.4).
+"""What differs between architectures, by solver (SEMANTICS.md section 12).
 
 Two datapaths with the same operand formats (A, B, C, D; scale format and block) are
 compared at one K: a datapath whose K is smaller runs as a chain of its instruction, the
@@ -693,7 +693,7 @@ def table_markdown(groups: Sequence[Group], command: str) -> str:
     """The portability table as Markdown (PORTABILITY.md)."""
     lines = ["# Portability: which architectures give the same words", "",
              f"Written by `{command}` (proofs/probes/portability.py; SEMANTICS.md section "
-             "10.4). Per format group, datapaths are compared at the largest K of the group, "
+             "12). Per format group, datapaths are compared at the largest K of the group, "
              "the others chained (the D of one instruction the C of the next). A class is a "
              "set of datapaths **proved** identical on every input: the same term after "
              "hash-consing both chains (the solver then gets `false`, unsat), or unsat of "
