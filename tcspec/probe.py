@@ -151,14 +151,15 @@ def cmd_portability(args: argparse.Namespace) -> int:
     groups = port.portability(keys or None, solver=args.solver, timeout=args.timeout,
                               log=_stderr_log)
     suites = [port.fingerprint_suite(g) for g in groups]
-    command = "tcspec probe --portability" + (f" --formats {args.formats}" if keys else "") \
-        + " --report"
-    print(port.table_markdown(groups, command) + port.suites_markdown(suites))
+    command = "tcspec probe --portability" + (f" --formats {args.formats}" if keys else "")
+    records = [port.group_record(g, s) for g, s in zip(groups, suites)]
+    print(port.table_markdown(records, command))
     print(f"{time.monotonic() - started:.0f}s in all")
     if args.report:
         root = Path(__file__).resolve().parent.parent
         for path in port.write_report(groups, suites, root / "proofs",
-                                      root / "ref" / "vectors" / "fingerprints", command):
+                                      root / "ref" / "vectors" / "fingerprints",
+                                      command + " --report"):
             print(f"wrote {path}")
     return 1 if any(v.status == port.UNKNOWN for g in groups for v in g.pairs) else 0
 

@@ -655,27 +655,35 @@ def witness_record(key: FormatKey, k: int, w: Witness, words: Mapping[str, int],
             "provenance": "ours", "source": source}
 
 
-def group_record(group: Group) -> dict[str, object]:
+def group_record(group: Group, suite: Suite | None = None) -> dict[str, object]:
+    """A group's verdicts as data (PORTABILITY.json): classes, every pair, the suite."""
     digits = FORMATS[group.key.d_format].container_bits // 4
     pairs = []
     for v in group.pairs:
         entry: dict[str, object] = {
             "first": v.first.datapath, "second": v.second.datapath, "k": v.k,
+            "classes": [group.class_of(v.first.datapath), group.class_of(v.second.datapath)],
             "status": v.status, "method": v.method, "solver_calls": len(v.calls),
-            "solver_seconds": round(v.solver_seconds, 2)}
+            "solver_seconds": round(v.solver_seconds, 2), "seconds": round(v.seconds, 2)}
         if v.witness is not None:
             g = v.witness.groups()
             entry["witness"] = {"a": g["a"], "b": g["b"], "c": g["c"][0],
                                 "scale_a": g["scale_a"] or None,
                                 "scale_b": g["scale_b"] or None,
+                                "nonzero": v.witness.nonzero(),
                                 "words": {m: f"0x{x:0{digits}X}"
                                           for m, x in v.witness.words.items()}}
         pairs.append(entry)
-    return {"formats": group.key.label, **group.key.fields(), "k": group.k,
-            "classes": [{"datapaths": c, "arches": sorted({arch_of(lookup(m).descriptor)
-                                                           for m in c})}
-                        for c in group.classes],
-            "excluded": group.excluded, "pairs": pairs, "seconds": round(group.seconds, 1)}
+    record: dict[str, object] = {
+        "formats": group.key.label, **group.key.fields(), "k": group.k,
+        "classes": [{"datapaths": c, "arches": sorted({arch_of(lookup(m).descriptor)
+                                                       for m in c})}
+                    for c in group.classes],
+        "excluded": group.excluded, "pairs": pairs, "seconds": round(group.seconds, 1)}
+    if suite is not None:
+        record["suite"] = {"size": len(suite.probes), "undecided": suite.undecided,
+                           "file": f"ref/vectors/fingerprints/{group.key.label}.jsonl"}
+    return record
 
 
 def _short(name: str) -> str:
@@ -685,67 +693,71 @@ def _short(name: str) -> str:
     return f"tcgen05 {name}"
 
 
-def _word_text(group: Group, words: Mapping[str, str]) -> str:
-    return "; ".join(f"{_short(m)} {w}" for m, w in words.items())
+INTRO = ("Per format group (A, B, C, D formats; scale format and block), datapaths are "
+         "compared at the largest K of the group, the others chained: the D of one "
+         "instruction is the C of the next (SEMANTICS.md section 12; "
+         "proofs/probes/portability.py). A **class** is a set of datapaths proved identical "
+         "on every input: unsat of the full-K difference query, where `same term` means both "
+         "chains are one node of the hash-consed DAG (the solver gets `false`) and `cut "
+         "points` that every divergent node pair was proved equal. Between two classes, one "
+         "solver witness, replayed on the specification and on both datapaths' compiled "
+         "lowerings step by step; words are the D format's hex. NaN is compared by class "
+         "where a side returns the host's NaN (FP64, AMD). Every word is a model's "
+         "(MMA-Sim's rules off B200, the tcgen05 rows the B200 model), not a hardware "
+         "observation.")
 
 
-def table_markdown(groups: Sequence[Group], command: str) -> str:
-    """The portability table as Markdown (PORTABILITY.md)."""
+def table_markdown(records: Sequence[Mapping[str, Any]], command: str) -> str:
+    """PORTABILITY.md from the records of :func:`group_record`."""
+    def count(status: str, r: Mapping[str, Any]) -> int:
+        return sum(p["status"] == status for p in r["pairs"])
+
     lines = ["# Portability: which architectures give the same words", "",
-             f"Written by `{command}` (proofs/probes/portability.py; SEMANTICS.md section "
-             "12). Per format group, datapaths are compared at the largest K of the group, "
-             "the others chained (the D of one instruction the C of the next). A class is a "
-             "set of datapaths **proved** identical on every input: the same term after "
-             "hash-consing both chains (the solver then gets `false`, unsat), or unsat of "
-             "the full-K difference query. Between classes, one solver witness replayed on "
-             "both compiled lowerings (all words are the D format's hex). NaN compared by "
-             "class where a side returns the host's NaN (FP64, AMD). Every word is a "
-             "model's (MMA-Sim's rules off B200; the tcgen05 rows are the B200 model), not "
-             "a hardware observation.", ""]
-    total_pairs = sum(len(g.pairs) for g in groups)
-    unknown = sum(v.status == UNKNOWN for g in groups for v in g.pairs)
-    lines += [f"{len(groups)} format groups, {sum(len(g.members) for g in groups)} datapaths, "
-              f"{sum(len(g.classes) for g in groups)} classes, {total_pairs} comparisons "
-              f"({unknown} unknown).", "",
-              "| formats | K | classes (proved identical within) | witnesses |",
-              "|---|---|---|---|"]
-    for g in groups:
-        classes = "<br>".join(f"**{i}**: " + ", ".join(_short(m) for m in c)
-                              for i, c in enumerate(g.classes))
-        wit = []
-        for v in g.pairs:
-            if v.status == EQUAL:
-                continue
-            i, j = g.class_of(v.first.datapath), g.class_of(v.second.datapath)
-            if v.status == UNKNOWN:
-                wit.append(f"{i}/{j}: unknown")
-                continue
-            assert v.witness is not None
-            digits = FORMATS[g.key.d_format].container_bits // 4
-            words = ", ".join(f"0x{x:0{digits}X}" for x in v.witness.words.values())
-            wit.append(f"{i}/{j}: {words} on `{v.witness.nonzero()}`")
-        lines.append(f"| {g.key.label} | {g.k} | {classes} | {'<br>'.join(wit) or '-'} |")
-    excluded = {m: why for g in groups for m, why in g.excluded.items()}
-    if excluded:
-        lines += ["", "Not compared (cannot be chained to the group's K):", ""]
-        lines += [f"- {m}: {why}" for m, why in excluded.items()]
-    return "\n".join(lines) + "\n"
-
-
-def suites_markdown(suites: Sequence[Suite]) -> str:
-    lines = ["", "## Fingerprint suites", "",
-             "Per format group, a greedy set of the witnesses above (each replayed on every "
-             "datapath of the group) that separates every pair of classes; the datapaths "
-             "inside one class cannot be told apart by any input (proved). Files: "
-             "`ref/vectors/fingerprints/<formats>.jsonl`; `tcspec classify --arch "
-             "OBSERVED.jsonl` names the datapaths consistent with observed words.", "",
-             "| formats | classes | suite size | not separable (one class) |", "|---|---|---|---|"]
-    for s in suites:
-        alike = "; ".join(", ".join(_short(m) for m in c) for c in s.group.classes
-                          if len(c) > 1) or "-"
-        lines.append(f"| {s.group.key.label} | {len(s.group.classes)} | {len(s.probes)}"
-                     + (f" ({len(s.undecided)} pairs undecided)" if s.undecided else "")
-                     + f" | {alike} |")
+             f"Written by `{command}`.", "", INTRO, ""]
+    members = sum(len(c["datapaths"]) for r in records for c in r["classes"])
+    lines += [f"{len(records)} format groups, {members} "
+              f"datapaths, {sum(len(r['classes']) for r in records)} classes; "
+              f"{sum(len(r['pairs']) for r in records)} comparisons: "
+              f"{sum(count(DIFFER, r) for r in records)} witnesses, "
+              f"{sum(count(EQUAL, r) for r in records)} proved equal, "
+              f"{sum(count(UNKNOWN, r) for r in records)} unknown.", "",
+              "| formats | K | datapaths | classes | differ / equal / unknown | fingerprint "
+              "inputs | seconds |", "|---|---|---|---|---|---|---|"]
+    for r in records:
+        size = r.get("suite", {}).get("size", "-")
+        lines.append(f"| {r['formats']} | {r['k']} | "
+                     f"{sum(len(c['datapaths']) for c in r['classes'])} | {len(r['classes'])} | "
+                     f"{count(DIFFER, r)} / {count(EQUAL, r)} / {count(UNKNOWN, r)} | {size} | "
+                     f"{r['seconds']} |")
+    for r in records:
+        lines += ["", f"## {r['formats']} (K={r['k']})", ""]
+        for index, c in enumerate(r["classes"]):
+            methods = sorted({p["method"] for p in r["pairs"] if p["status"] == EQUAL
+                              and p["classes"] == [index, index]})
+            how = f" (proved identical: {', '.join(methods)})" if len(c["datapaths"]) > 1 \
+                else ""
+            lines.append(f"- class {index}{how}: "
+                         + ", ".join(_short(m) for m in c["datapaths"]))
+        for p in r["pairs"]:
+            i, j = p["classes"]
+            if p["status"] == UNKNOWN:
+                lines.append(f"- {i} vs {j}: unknown ({_short(p['first'])} vs "
+                             f"{_short(p['second'])}, {p['solver_seconds']}s solving)")
+            elif p["status"] == DIFFER:
+                w = p["witness"]
+                words = ", ".join(f"{_short(m)} {x}" for m, x in w["words"].items())
+                lines.append(f"- {i} vs {j}: {words} on `{w['nonzero']}`")
+        for m, why in r["excluded"].items():
+            lines.append(f"- not compared: {m}: {why}")
+        suite = r.get("suite")
+        if suite:
+            alike = [c for c in r["classes"] if len(c["datapaths"]) > 1]
+            lines.append(f"- fingerprint suite: {suite['size']} input(s) in `{suite['file']}` "
+                         f"separate all {len(r['classes'])} classes"
+                         + (f" except {len(suite['undecided'])} undecided pair(s)"
+                            if suite["undecided"] else "")
+                         + ("; no input separates the datapaths within a class"
+                            if alike else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -762,20 +774,27 @@ PORTABILITY_FILES = ("PORTABILITY.md", "PORTABILITY.json")
 def write_report(groups: Sequence[Group], suites: Sequence[Suite], proofs_dir: Path,
                  fingerprint_dir: Path, command: str) -> list[Path]:
     """PORTABILITY.md/.json in ``proofs_dir`` and one fingerprint file per group, each
-    written atomically (a crash leaves the previous file)."""
+    written atomically (a crash leaves the previous file). Groups already in the JSON and
+    not rebuilt now are kept, in catalog order."""
     md, js = (proofs_dir / name for name in PORTABILITY_FILES)
-    data = {"command": command, "groups": [group_record(g) for g in groups],
-            "suites": {s.group.key.label: len(s.probes) for s in suites}}
+    old: dict[str, Any] = {}
+    if js.is_file():
+        old = {r["formats"]: r for r in json.loads(js.read_text(encoding="utf-8"))["groups"]}
+    for g, s in zip(groups, suites, strict=True):
+        old[g.key.label] = group_record(g, s)
+    order = [k.label for k in format_groups()]
+    records = sorted(old.values(), key=lambda r: order.index(r["formats"])
+                     if r["formats"] in order else len(order))
     written = []
     for s in suites:
-        records = [witness_record(s.group.key, s.group.k, w, words,
-                                  f"fingerprint:{s.group.key.label}:{i}", command)
-                   for i, (w, words) in enumerate(s.probes)]
+        lines = [witness_record(s.group.key, s.group.k, w, words,
+                                f"fingerprint:{s.group.key.label}:{i}", command)
+                 for i, (w, words) in enumerate(s.probes)]
         path = fingerprint_dir / f"{s.group.key.label}.jsonl"
-        _atomic_write(path, "".join(json.dumps(r) + "\n" for r in records))
+        _atomic_write(path, "".join(json.dumps(x) + "\n" for x in lines))
         written.append(path)
-    _atomic_write(js, json.dumps(data, indent=1) + "\n")
-    _atomic_write(md, table_markdown(groups, command) + suites_markdown(suites))
+    _atomic_write(js, json.dumps({"groups": records}, indent=1) + "\n")
+    _atomic_write(md, table_markdown(records, "tcspec probe --portability --report"))
     return [md, js, *written]
 
 
