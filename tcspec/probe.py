@@ -150,7 +150,7 @@ def cmd_portability(args: argparse.Namespace) -> int:
     started = time.monotonic()
     groups = port.portability(keys or None, solver=args.solver, timeout=args.timeout,
                               log=_stderr_log)
-    suites = [port.fingerprint_suite(g) for g in groups]
+    suites = [port.fingerprint_suite(g, _stderr_log) for g in groups]
     command = "tcspec probe --portability" + (f" --formats {args.formats}" if keys else "")
     records = [port.group_record(g, s) for g, s in zip(groups, suites)]
     print(port.table_markdown(records, command))

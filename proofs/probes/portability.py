@@ -454,10 +454,11 @@ def compare(first: Side, second: Side, *, k: int | None = None,
         if space.same_term and not full:
             continue
         if full and not space.same_term and cut_points:
-            proof = prove_equal(space.ops, *(w.node for w in space.words),
-                                [t.node for t in space.assumptions], space.variables,
-                                solver=solver, timeout=min(timeout, 10.0),
-                                budget=min(timeout, CUT_BUDGET))
+            with Heartbeat(log, f"{first.label} / {second.label} cut points"):
+                proof = prove_equal(space.ops, *(w.node for w in space.words),
+                                    [t.node for t in space.assumptions], space.variables,
+                                    solver=solver, timeout=min(timeout, 10.0),
+                                    budget=min(timeout, CUT_BUDGET))
             log(f"{first.label} / {second.label} cut points: "
                 + ("proved equal" if proof.proved else f"not proved ({proof.reason})"))
             if proof.proved:
@@ -611,21 +612,27 @@ def _pairs_split(group: Group, words: Mapping[str, int]) -> set[tuple[int, int]]
     return out
 
 
-def fingerprint_suite(group: Group) -> Suite:
+def _replay_everywhere(group: Group, w: Witness) -> dict[str, int]:
+    words = replay([Side(m) for m in group.members], w.layout, w.inputs)
+    for cls in group.classes:
+        first = words[cls[0]]
+        if any(words_differ(group.key.d_format, first, words[m], nan_by_class(
+                lookup(m).descriptor) or nan_by_class(lookup(cls[0]).descriptor))
+               for m in cls):
+            raise RuntimeError(f"class {cls} splits on a witness: {w.inputs}")
+    return words
+
+
+def fingerprint_suite(group: Group, log: Log = quiet) -> Suite:
     """Greedy cover of the class pairs by the group's witnesses, each replayed on every
     member (replays must agree within a class: RuntimeError otherwise)."""
     suite = Suite(group)
     pool = []
-    for verdict in group.pairs:
-        if verdict.witness is None:
-            continue
-        w = verdict.witness
-        words = replay([Side(m) for m in group.members], w.layout, w.inputs)
-        for cls in group.classes:
-            if len({words[m] for m in cls}) > 1 and not all(
-                    nan_by_class(lookup(m).descriptor) for m in cls):
-                raise RuntimeError(f"class {cls} splits on a witness: {w.inputs}")
-        pool.append((w, words))
+    witnesses = [v.witness for v in group.pairs if v.witness is not None]
+    with Heartbeat(log, f"{group.key.label}: replaying {len(witnesses)} witnesses on "
+                   f"{len(group.members)} datapaths"):
+        for w in witnesses:
+            pool.append((w, _replay_everywhere(group, w)))
     wanted = set(itertools.combinations(range(len(group.classes)), 2))
     left = set(wanted)
     while left:
@@ -682,7 +689,8 @@ def group_record(group: Group, suite: Suite | None = None) -> dict[str, object]:
         "excluded": group.excluded, "pairs": pairs, "seconds": round(group.seconds, 1)}
     if suite is not None:
         record["suite"] = {"size": len(suite.probes), "undecided": suite.undecided,
-                           "file": f"ref/vectors/fingerprints/{group.key.label}.jsonl"}
+                           "file": f"ref/vectors/fingerprints/{group.key.label}.jsonl"
+                           if suite.probes else None}
     return record
 
 
@@ -750,7 +758,9 @@ def table_markdown(records: Sequence[Mapping[str, Any]], command: str) -> str:
         for m, why in r["excluded"].items():
             lines.append(f"- not compared: {m}: {why}")
         suite = r.get("suite")
-        if suite:
+        if suite and len(r["classes"]) == 1:
+            lines.append("- one class: no input separates these datapaths (proved)")
+        elif suite:
             alike = [c for c in r["classes"] if len(c["datapaths"]) > 1]
             lines.append(f"- fingerprint suite: {suite['size']} input(s) in `{suite['file']}` "
                          f"separate all {len(r['classes'])} classes"
@@ -782,11 +792,16 @@ def write_report(groups: Sequence[Group], suites: Sequence[Suite], proofs_dir: P
         old = {r["formats"]: r for r in json.loads(js.read_text(encoding="utf-8"))["groups"]}
     for g, s in zip(groups, suites, strict=True):
         old[g.key.label] = group_record(g, s)
+    for r in old.values():
+        if r.get("suite") and not r["suite"]["size"]:
+            r["suite"]["file"] = None
     order = [k.label for k in format_groups()]
     records = sorted(old.values(), key=lambda r: order.index(r["formats"])
                      if r["formats"] in order else len(order))
     written = []
     for s in suites:
+        if not s.probes:
+            continue
         lines = [witness_record(s.group.key, s.group.k, w, words,
                                 f"fingerprint:{s.group.key.label}:{i}", command)
                  for i, (w, words) in enumerate(s.probes)]
