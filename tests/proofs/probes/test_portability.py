@@ -247,3 +247,18 @@ def test_classify_arch_bad_input(tmp_path, capsys):
     assert main(["classify", "--arch", str(empty)]) == 2
     assert "no usable observed lines" in capsys.readouterr().err
     assert main(["classify", "--arch", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_cut_points_prove_a_chain_equal_and_a_breaker_stops_it(monkeypatch):
+    """Ada's split fp8 k32 with F16 D is its k16 chained twice; the chain resizes the F16
+    D back to a C word, so the terms differ and cut points decide. Breaker: the k32's
+    window at 14 fraction bits instead of 13."""
+    k16, k32 = "sm_89-mma-m16n8k16-e4m3-e4m3-c16-d16", "sm_89-mma-m16n8k32-e4m3-e4m3-c16-d16"
+    result = compare(side(k16), side(k32), timeout=60)
+    assert result.status == EQUAL and result.method == port.CUT_POINTS
+    desc = lookup(k32).descriptor
+    broken = dataclasses.replace(desc, params=dataclasses.replace(desc.params, window=14))
+    monkeypatch.setitem(CATALOG, k32, Datapath(k32, broken))
+    result = compare(side(k16), side(k32), timeout=60)
+    assert result.status == DIFFER
+    assert len(set(_replayed(result).values())) == 2
