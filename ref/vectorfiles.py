@@ -11,6 +11,7 @@ problem and goes on.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections.abc import Iterator
@@ -279,6 +280,11 @@ def hardware_counts(paths: list[Path] | None = None) -> dict[str, dict[str, int]
 
 def arch_vector_files() -> dict[str, Path]:
     """The published-model vector file of each architecture datapath in ``ARCH_DIR``."""
+    return dict(_arch_vector_files())
+
+
+@functools.cache
+def _arch_vector_files() -> dict[str, Path]:
     index_path = ARCH_DIR / "INDEX.json"
     if not index_path.exists():
         return {}

@@ -110,17 +110,21 @@ def encode_output(ops: Ops, units: BV, q: BV, output: Output) -> BV:
 
 def convert_word(ops: Ops, word: BV, src: FloatFormat, dst: FloatFormat) -> BV:
     """A ``src`` word as the ``dst`` word of the same value (a widening, so exact): C read in
-    the D format (SEMANTICS.md section 10). NaN gives ``dst``'s canonical NaN; the sign of
-    zero and infinity is kept."""
-    if dst.frac_bits < src.frac_bits or dst.emin > src.emin:
-        raise ValueError(f"converting {src.name} to {dst.name} is not exact")
+    the D format (SEMANTICS.md section 10). Every nonzero ``src`` value is normal in ``dst``;
+    NaN gives ``dst``'s canonical NaN; the sign of zero and infinity is kept."""
+    if dst.frac_bits < src.frac_bits or dst.emin > src.emin - src.frac_bits:
+        raise ValueError(f"converting {src.name} to {dst.name} is not an exact widening")
     x = decode_float(ops, src, word)
     width = dst.container_bits
-    magnitude = ops.zext(x.mag, x.mag.width + 1)
-    units = ops.ite(x.negative, ops.neg(magnitude), magnitude)
-    q = ops.sub(x.raw, src.frac_bits)
-    finite = encode_float(ops, units, q, dst, "rz")
+    length = ops.bitlen(x.mag, x.raw.width)
+    exponent = ops.add(ops.sub(x.raw, src.frac_bits + 1 - dst.bias), length)
+    register = ops.zext(x.mag, dst.frac_bits + 1)
+    normal = ops.shl(register, ops.resize_unsigned(
+        ops.sub(ops.const(dst.frac_bits + 1, x.raw.width), length), register.width))
+    fraction = ops.extract(normal, dst.frac_bits - 1, 0)
+    field = ops.resize_unsigned(exponent, width - 1 - dst.frac_bits)
     sign = ops.ite(x.negative, ops.const(1 << (width - 1), width), ops.const(0, width))
+    finite = ops.bvor(sign, ops.zext(ops.concat(field, fraction), width))
     finite = ops.ite(x.is_zero, sign, finite)
     inf = ops.bvor(sign, infinity(dst, False))
     return ops.ite(x.is_nan, ops.const(canonical_nan(dst), width),

@@ -740,6 +740,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             status = status or EXIT_USAGE
             continue
         print_report(report, name)
+        _print_findings(report)
         if total.skipped:
             print(f"{total.skipped} line(s) skipped: model {candidate.name!r} does not apply to "
                   f"their datapath (it applies to {candidate.applies_to})")
@@ -748,6 +749,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         elif report.bad_lines and status == 0:
             status = EXIT_USAGE
     return status
+
+
+def _print_findings(report: Report) -> None:
+    """Hardware words that disagree with an architecture datapath's published model are
+    findings about the model (SEMANTICS.md section 10), said as such."""
+    found = [m for m in report.mismatches if m.record.descriptor.family == "arch"
+             and str(m.record.raw.get("provenance", "")).lower() == "hardware"]
+    if not found:
+        return
+    gpus = sorted({str(m.record.raw.get("gpu", "?")) for m in found})
+    paths = sorted({m.record.datapath for m in found})
+    print(f"finding: {len(found)} hardware word(s) ({', '.join(gpus)}) disagree with the "
+          f"published model (MMA-Sim's rules) of {', '.join(paths)}: the model, not the "
+          "word, is in question; `tcspec classify` names the candidates that survive")
 
 
 def _file_progress(name: str) -> Callable[[int, int, Path, Report], None]:

@@ -14,6 +14,7 @@ import argparse
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -121,14 +122,22 @@ def random_cases(desc: Descriptor, count: int, seed: int) -> list[list[int]]:
     return [[int(col[i]) for col in columns] for i in range(count)]
 
 
-def reference_cases(desc: Descriptor) -> tuple[list[list[int]], list[int]]:
-    """The vendored reference vectors of ``desc`` (empty when it has no file)."""
-    from tcspec.ref.vectorfiles import REFERENCE_DIR, Record, read_vectors
+def reference_records(desc: Descriptor) -> list[Any]:
+    """The vendored vectors of ``desc``: its reference file, or its architecture (MMA-Sim)
+    file (SEMANTICS.md section 10); empty when it has neither."""
+    from tcspec.ref.vectorfiles import REFERENCE_DIR, Record, arch_vector_files, read_vectors
 
     path = REFERENCE_DIR / f"{desc.name}.jsonl.gz"
     if not path.exists():
-        return [], []
-    records = [r for r in read_vectors(path) if isinstance(r, Record)]
+        path = arch_vector_files().get(desc.name, path)
+    if not path.exists():
+        return []
+    return [r for r in read_vectors(path) if isinstance(r, Record)]
+
+
+def reference_cases(desc: Descriptor) -> tuple[list[list[int]], list[int]]:
+    """The vendored vectors of ``desc`` (:func:`reference_records`) as words and expected."""
+    records = reference_records(desc)
     return [r.words for r in records], [r.expected for r in records]
 
 
@@ -146,11 +155,12 @@ def run_conformance(names: Sequence[str], count: int, seed: int, reference: bool
     for name in names:
         desc = lookup(name).descriptor
         cases = random_cases(desc, count, seed)
-        vectors, expected = reference_cases(desc) if reference else ([], [])
+        records = reference_records(desc) if reference else []
+        vectors, expected = [r.words for r in records], [r.expected for r in records]
         comparison = compare(desc, cases + vectors)
         problems = comparison.disagreements()
-        wrong = [i for i, want in enumerate(expected)
-                 if comparison.reference[len(cases) + i] != want]
+        wrong = [i for i, record in enumerate(records)
+                 if not record.matches(comparison.reference[len(cases) + i])]
         good = not problems and not wrong
         all_good &= good
         times = " ".join(f"{comparison.seconds[n]:.2f}" for n in LOWERINGS)

@@ -465,7 +465,7 @@ def _convert(r: _Reader, v: dict[str, Any]) -> None:
     fmt, rounding = v["format"], v["rounding"]
     units, q = r.s(v["units"]), r.s(v["quantum"])
     total = units * Fraction(2) ** q
-    floor_pass = r.converts > 1
+    floor_pass = r.converts > 1 and r.desc.family == "block"  # arch: chained steps
     prefix = "floored " if floor_pass else ""
     if not floor_pass:
         r.stages.append(Stage(

@@ -181,6 +181,12 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise UsageError("--form applies to --lang smtlib only")
         if not args.output:
             raise UsageError("--lang c writes tcspec_tcgen05.h and tcspec_tcgen05.c: give -o DIR")
+        if args.all:
+            exempt = [d.name for d in descs if c_exempt(d)]
+            descs = [d for d in descs if not c_exempt(d)]
+            if exempt:
+                print(f"{len(exempt)} datapath(s) with 64-bit words left out of the C export "
+                      "(SEMANTICS.md section 10): " + ", ".join(exempt), file=sys.stderr)
         for path, size in write_c(descs, args.output).items():
             print(f"wrote {path}: {size} bytes")
     else:

@@ -3,8 +3,9 @@
 The matrix is every specified datapath of the catalog x every lowering of
 ``tests/lowerings.py`` (interpreted scalar, compiled scalar, NumPy batch,
 Z3 formula evaluated, SMT-LIB2 text re-parsed and evaluated), over random
-raw, finite-only and edge-heavy inputs and over the vendored reference
-vectors. The default suite samples; ``pytest -m full`` runs the whole matrix.
+raw, finite-only and edge-heavy inputs, over the vendored reference
+vectors and over the architecture datapaths' MMA-Sim vectors. The default suite samples;
+``pytest -m full`` runs the whole matrix.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tcspec.ref.inputs import prepare_dot
-from tcspec.ref.vectorfiles import REFERENCE_DIR
+from tcspec.ref.vectorfiles import REFERENCE_DIR, Record, arch_vector_files, read_vectors
 from tcspec.spec.catalog import CATALOG
 from tcspec.strategies import CATEGORIES, dot_words
 from tests.lowerings import LOWERINGS, SPECIFIED, compare
@@ -97,6 +98,39 @@ def test_lowerings_agree_on_reference_vectors_sample(name):
 @pytest.mark.parametrize("name", WITH_REFERENCE)
 def test_lowerings_agree_on_every_reference_vector(name):
     _reference_matrix(name, None)
+
+
+ARCH_FILES = arch_vector_files()
+"""The architecture datapaths with MMA-Sim vectors (SEMANTICS.md section 10)."""
+
+
+def _arch_matrix(name: str, per_mode: int | None) -> None:
+    """Every lowering on the shipped MMA-Sim lines of ``name`` (the first ``per_mode`` lines of
+    each generation mode), and the reference lowering equal to the expected words (NaN by
+    class where the datapath's NaN is the host's)."""
+    records = [r for r in read_vectors(ARCH_FILES[name]) if isinstance(r, Record)]
+    if per_mode is not None:
+        seen: dict[str, int] = {}
+        chosen = []
+        for record in records:
+            mode = record.raw.get("mode", "")
+            if seen.get(mode, 0) < per_mode:
+                seen[mode] = seen.get(mode, 0) + 1
+                chosen.append(record)
+        records = chosen
+    got = _agree(CATALOG[name].descriptor, [r.words for r in records])
+    assert all(r.matches(w) for r, w in zip(records, got)), name
+
+
+@pytest.mark.parametrize("name", sorted(ARCH_FILES))
+def test_lowerings_agree_on_arch_vectors_sample(name):
+    _arch_matrix(name, 1)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", sorted(ARCH_FILES))
+def test_lowerings_agree_on_every_arch_vector(name):
+    _arch_matrix(name, None)
 
 
 def _pad(words, k):

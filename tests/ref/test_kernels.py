@@ -32,7 +32,8 @@ from tests.smt.test_backends import ALL, BINARY, SHIFTS, UNARY, _cases
 pytestmark = pytest.mark.skipif(kernels.compiler() is None, reason="no C compiler")
 
 KERNEL_WIDTHS = (1, 2, 7, 8, 32, 63, 64)
-DEFAULT_DATAPATHS = ("dense-tf32", "i8-s8-s8-wrap", "mixed-e2m1-e4m3-f16", "sparse-tf32")
+DEFAULT_DATAPATHS = ("dense-tf32", "i8-s8-s8-wrap", "mixed-e2m1-e4m3-f16", "sparse-tf32",
+                     "sm_89-mma-m16n8k32-e4m3-e5m2-c16-d16")
 
 
 @pytest.fixture(autouse=True, scope="module")
