@@ -262,3 +262,14 @@ def test_cut_points_prove_a_chain_equal_and_a_breaker_stops_it(monkeypatch):
     result = compare(side(k16), side(k32), timeout=60)
     assert result.status == DIFFER
     assert len(set(_replayed(result).values())) == 2
+
+
+def test_classify_arch_on_mma_sims_ampere_words(capsys):
+    """MMA-Sim's sm_80 m16n8k16 F32-D words: consistent with Ampere's split K and every
+    datapath it equals (Turing/Ampere/Ada k8 chained twice), nothing else."""
+    path = ROOT / "ref" / "vectors" / "arch" / "sm_80__mma__m16n8k16.f32.f16.f16.f32.jsonl.gz"
+    assert main(["classify", "--arch", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].endswith(": sm_75, sm_80, sm_89")
+    consistent = out.split("consistent: ")[1].splitlines()[0]
+    assert AMPERE_F16 in consistent and HOPPER_F16 not in consistent
