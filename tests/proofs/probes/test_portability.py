@@ -273,3 +273,17 @@ def test_classify_arch_on_mma_sims_ampere_words(capsys):
     assert out.splitlines()[-1].endswith(": sm_75, sm_80, sm_89")
     consistent = out.split("consistent: ")[1].splitlines()[0]
     assert AMPERE_F16 in consistent and HOPPER_F16 not in consistent
+
+
+def test_b200_f16_d_equality_rests_on_the_window(monkeypatch):
+    """The committed table proves tcgen05's F16-D f16 model equal to Hopper's m16n8k16 (unsat
+    at full K, minutes). Breaker: Hopper's window at 24 bits gives a replayed witness fast."""
+    record = next(g for g in _table()["groups"] if g["formats"] == "f16-f16-c16-d16")
+    hopper = "sm_90-mma-m16n8k16-f16-f16-c16-d16"
+    assert any({"mixed-f16-f16-f16", hopper} <= set(c["datapaths"]) for c in record["classes"])
+    desc = lookup(hopper).descriptor
+    broken = dataclasses.replace(desc, params=dataclasses.replace(desc.params, window=24))
+    monkeypatch.setitem(CATALOG, hopper, Datapath(hopper, broken))
+    result = compare(side("mixed-f16-f16-f16"), side(hopper), timeout=60)
+    assert result.status == DIFFER
+    assert len(set(_replayed(result).values())) == 2
