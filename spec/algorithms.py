@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tcspec.spec import amd, cdna3, fma_chain, fused_dot, nvidia
+from tcspec.spec import amd, cdna3, fma_chain, fused_dot, nvidia, pairwise
 from tcspec.spec.arch import ArchDescriptor, format_bits
 from tcspec.spec.bitvec import BV, Ops
 from tcspec.spec.inputs import DotInputs
@@ -48,6 +48,8 @@ register(Algorithm("fma-chain", fma_chain.fma_chain_dot,
                    "FP64/F32 FMA chain: one IEEE RNE fma per product, in K order"))
 register(Algorithm("cdna3-rd", cdna3.cdna3_rd_dot,
                    "CDNA3 fused dot: round-down groups of 4/8/16, F32 RNE between groups"))
+register(Algorithm("pairwise-tree", pairwise.pairwise_tree_dot,
+                   "CDNA1/2 f16/bf16: F32 RNE pairwise trees per group (unvalidated)"))
 
 ARCH_DATAPATHS: list[ArchDescriptor] = [*nvidia.DATAPATHS, *amd.DATAPATHS]
 

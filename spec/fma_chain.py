@@ -18,7 +18,7 @@ from typing import Any
 
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.convert import encode_float
-from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
+from tcspec.spec.formats import FORMATS, Decoded, FloatFormat, decode_float
 from tcspec.spec.inputs import DotInputs
 from tcspec.spec.specials import apply_specials, classify_specials
 
@@ -49,18 +49,15 @@ def _aligned(ops: Ops, mag: BV, exponent: BV, lsb: BV, width: int) -> tuple[BV, 
     return kept, dropped
 
 
-def fma_word(ops: Ops, fmt: FloatFormat, a: BV, b: BV, c: BV) -> BV:
-    """``fma(a, b, c)`` on ``fmt`` words (IEEE 754, RNE; NaN: the canonical word, section 11.1)."""
-    if fmt.name not in FMA_FORMATS:
-        raise ValueError(f"an FMA chain runs on f32 or f64 words, not {fmt.name}")
-    x, y, z = (decode_float(ops, fmt, w) for w in (a, b, c))
-    specials = classify_specials(ops, [(x, y)], z)
+def fma_finite(ops: Ops, fmt: FloatFormat, x: Decoded, y: Decoded, z: Decoded
+               ) -> tuple[BV, BV]:
+    """``(word, total)``: the RNE word of the finite ``x*y + z`` (a zero result is +0) and
+    the register's signed sum in half units of ``2^L`` (section 11.1)."""
 
     def wide(raw: BV) -> BV:
         return ops.sext(raw, FMA_EXP_WIDTH)
 
     sig = fmt.sig_bits
-    p_negative = ops.xor_(x.negative, y.negative)
     p_nonzero = ops.not_(ops.or_(x.is_zero, y.is_zero))
     c_nonzero = ops.not_(z.is_zero)
     p_lsb = ops.sub(ops.add(wide(x.raw), wide(y.raw)), 2 * fmt.frac_bits)
@@ -73,16 +70,25 @@ def fma_word(ops: Ops, fmt: FloatFormat, a: BV, b: BV, c: BV) -> BV:
     ops.observe("fma-align", top=top, lsb=lsb)
 
     signed = []
-    for mag, exponent, negative in ((ops.mul_wide(x.mag, y.mag), p_lsb, p_negative),
+    for mag, exponent, negative in ((ops.mul_wide(x.mag, y.mag), p_lsb,
+                                     ops.xor_(x.negative, y.negative)),
                                     (z.mag, c_lsb, z.negative)):
         kept, sticky = _aligned(ops, mag, exponent, lsb, width)
         halves = ops.add(ops.shl(kept, 1), ops.bool_to_bv(sticky, width))
         signed.append(ops.ite(negative, ops.neg(halves), halves))
     total = ops.add(signed[0], signed[1])
-    word = encode_float(ops, total, ops.sub(lsb, 1), fmt, "rne")
+    return encode_float(ops, total, ops.sub(lsb, 1), fmt, "rne"), total
 
-    both_negative_zeros = ops.and_(ops.not_(p_nonzero), ops.not_(c_nonzero), p_negative,
-                                   z.negative)
+
+def fma_word(ops: Ops, fmt: FloatFormat, a: BV, b: BV, c: BV) -> BV:
+    """``fma(a, b, c)`` on ``fmt`` words (IEEE 754, RNE; NaN: the canonical word, section 11.1)."""
+    if fmt.name not in FMA_FORMATS:
+        raise ValueError(f"an FMA chain runs on f32 or f64 words, not {fmt.name}")
+    x, y, z = (decode_float(ops, fmt, w) for w in (a, b, c))
+    specials = classify_specials(ops, [(x, y)], z)
+    word, total = fma_finite(ops, fmt, x, y, z)
+    both_negative_zeros = ops.and_(ops.or_(x.is_zero, y.is_zero), z.is_zero,
+                                   ops.xor_(x.negative, y.negative), z.negative)
     negative_zero = ops.ite(ops.eq(total, 0), both_negative_zeros, ops.sign(total))
     sign_bit = ops.const(1 << (fmt.container_bits - 1), fmt.container_bits)
     word = ops.ite(ops.and_(ops.eq(word, 0), negative_zero), sign_bit, word)

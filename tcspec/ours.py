@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.api import mma_dot
+from tcspec.ref.inputs import prepare_dot
+from tcspec.ref.run import run_scalar
 from tcspec.ref.vectorfiles import VECTOR_DIR, arch_vector_counts, vector_counts
+from tcspec.spec.arch import ArchDescriptor
 from tcspec.spec.catalog import CATALOG
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import FORMATS, FloatFormat
@@ -60,6 +63,28 @@ def spec_vector(desc: Descriptor, rng: random.Random, finite: bool) -> dict[str,
             "expected": expected, "source": SOURCE, "provenance": "ours"}
 
 
+def arch_spec_vector(desc: ArchDescriptor, rng: random.Random, finite: bool
+                     ) -> dict[str, Any]:
+    """One line in the architecture line format (ref/vectors/arch/README.md) for an
+    unvectored architecture datapath (the CDNA1/CDNA2 trees), ``expected`` from the spec."""
+    bits = desc.operand_bits
+    a = [rng.getrandbits(bits) for _ in range(desc.k)]
+    b = [rng.getrandbits(bits) for _ in range(desc.k)]
+    c = rng.getrandbits(bits)
+    if finite:
+        a = [_finite(w, desc.a_format) for w in a]
+        b = [_finite(w, desc.b_format) for w in b]
+        c = _finite(c, desc.c_format)
+    expected = run_scalar(desc, prepare_dot(desc, a, b, c))  # type: ignore[arg-type]
+    return {"datapath": desc.name, "arch": desc.arch,
+            "instruction": f"v_{desc.instruction}_{desc.qualifier}"
+            if desc.instruction == "mfma" else desc.qualifier,
+            "mmasim_qualifier": desc.qualifier, "a_format": desc.a_format,
+            "b_format": desc.b_format, "c_format": desc.c_format, "d_format": desc.d_type,
+            "k": desc.k, "a": a, "b": b, "c": c, "expected": expected, "source": SOURCE,
+            "provenance": "ours"}
+
+
 def unvectored() -> list[str]:
     """Catalogued datapaths with neither a B200 word, a reference vector nor an
     architecture (MMA-Sim) vector."""
@@ -75,8 +100,9 @@ def write_ours(count: int = 4, seed: int = 2026) -> list[Path]:
     paths = []
     for name in unvectored():
         rng = random.Random(f"{seed}-{name}")
-        lines = [spec_vector(CATALOG[name].descriptor, rng, finite=i % 2 == 1)
-                 for i in range(count)]
+        desc = CATALOG[name].descriptor
+        make = arch_spec_vector if isinstance(desc, ArchDescriptor) else spec_vector
+        lines = [make(desc, rng, finite=i % 2 == 1) for i in range(count)]  # type: ignore[arg-type]
         path = OURS_DIR / f"{name}.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         paths.append(path)

@@ -25,9 +25,14 @@ from hypothesis import strategies as st
 from tcspec.ref import oracle
 from tcspec.ref.batch import NumpyOps
 from tcspec.ref.compiled import python_source
+from tcspec.ref.run import run_scalar
 from tcspec.smt.trace import TraceOps
 from tcspec.spec import cdna3
-from tcspec.spec.fma_chain import fma_chain, fma_word
+from tcspec.spec import fma_chain as fma_chain_module
+from tcspec.spec.accumulate import exact_product
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.exact import operand_range, place_exactly, product_range, round_exact
+from tcspec.spec.fma_chain import fma_chain, fma_finite, fma_word
 from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
 from tcspec.spec.scalar import SCALAR
 
@@ -327,6 +332,57 @@ def test_fma_sticky_bit_breaks_a_tie():
     assert SCALAR.value(step) == 0x4B800000
 
 
+def _fma_register_mismatches(fmt: FloatFormat, a_words) -> int:
+    """How many finite triples (a in ``a_words``, every b and c) the register's word differs
+    on from the exact sum rounded once (:func:`spec.exact.round_exact`), on NumPy lanes."""
+    n = 1 << fmt.container_bits
+    words = np.arange(n, dtype=np.uint64)
+    bad = 0
+    for a in a_words:
+        ops = NumpyOps()
+        x, y, z = (decode_float(ops, fmt, ops.input(v, fmt.container_bits)) for v in (
+            np.full(n * n, a, dtype=np.uint64), np.repeat(words, n), np.tile(words, n)))
+        word, _ = fma_finite(ops, fmt, x, y, z)
+        exact = place_exactly(ops, [exact_product(ops, x.term, y.term), z.term],
+                              [product_range(fmt, fmt), operand_range(fmt)])
+        finite = ops.and_(*(ops.not_(ops.or_(d.is_nan, d.is_inf)) for d in (x, y, z)))
+        differs = ops.and_(finite, ops.ne(word, round_exact(ops, exact, fmt, "rne")))
+        bad += int(np.broadcast_to(differs.node, (n * n,)).sum())
+    return bad
+
+
+E5M2_SAMPLE = range(3, 256, 16)
+
+
+def test_fma_register_rounds_like_the_exact_sum_on_e5m2_triples():
+    """The register argument of section 11.1 is generic in the precision: on the IEEE e5m2
+    row (3-bit significands, the full exponent range) the register's word is the exact sum
+    rounded once; without the sticky half unit, or with ``W = p + 1``, it is not."""
+    e5m2 = FORMATS["e5m2"]
+    assert isinstance(e5m2, FloatFormat)
+    assert _fma_register_mismatches(e5m2, E5M2_SAMPLE) == 0
+
+
+def test_fma_register_breakers_are_caught(monkeypatch):
+    e5m2 = FORMATS["e5m2"]
+    assert isinstance(e5m2, FloatFormat)
+    aligned = fma_chain_module._aligned
+    monkeypatch.setattr(fma_chain_module, "_aligned",
+                        lambda ops, *args: (aligned(ops, *args)[0], ops.false()))
+    assert _fma_register_mismatches(e5m2, E5M2_SAMPLE) > 0
+    monkeypatch.undo()
+    monkeypatch.setattr(fma_chain_module, "fma_register_bits", lambda fmt: 2 * fmt.sig_bits + 1)
+    assert _fma_register_mismatches(e5m2, [1, 96, 129, 240]) > 0
+
+
+@pytest.mark.full
+def test_fma_register_rounds_like_the_exact_sum_on_every_e5m2_triple():
+    """All 2^24 triples (about 30 s)."""
+    e5m2 = FORMATS["e5m2"]
+    assert isinstance(e5m2, FloatFormat)
+    assert _fma_register_mismatches(e5m2, range(256)) == 0
+
+
 def test_fma_chain_rounds_after_every_product():
     """1 + 2^-24 + 2^-24: each step rounds to nearest even, so the chain stays at 1."""
     one, half_ulp = 0x3F800000, 0x33800000
@@ -371,3 +427,49 @@ def test_fnuz_extremes():
         assert SCALAR.truth(d.is_nan) and not SCALAR.truth(d.is_zero)
         assert not any(SCALAR.truth(decode_float(SCALAR, fmt, SCALAR.const(w, 8)).is_inf)
                        for w in range(256))
+
+
+# ------------------------------------------------- chain identities (ARCHITECTURES.md 0)
+
+
+def _run(name: str, a, b, c) -> int:
+    desc = CATALOG[name].descriptor
+    return run_scalar(desc, [*a, *b, c])
+
+
+CHAINS = [("cdna3-mfma-16x16x16-f16-f16-c32-d32", "cdna3-mfma-32x32x8-f16-f16-c32-d32"),
+          ("cdna3-mfma-16x16x16-bf16-bf16-c32-d32", "cdna3-mfma-32x32x8-bf16-bf16-c32-d32"),
+          ("cdna3-mfma-16x16x8-xf32-xf32-c32-d32", "cdna3-mfma-32x32x4-xf32-xf32-c32-d32"),
+          ("cdna3-mfma-16x16x32-e4m3fnuz-e5m2fnuz-c32-d32",
+           "cdna3-mfma-32x32x16-e4m3fnuz-e5m2fnuz-c32-d32"),
+          ("cdna3-mfma-16x16x4-f32-f32-c32-d32", "cdna3-mfma-32x32x2-f32-f32-c32-d32"),
+          ("sm_90-mma-m16n8k8-f64-f64-c64-d64", "sm_90-mma-m16n8k4-f64-f64-c64-d64")]
+
+
+@pytest.mark.parametrize("whole,half", CHAINS)
+def test_an_instruction_is_two_chained_half_k_instructions(whole, half):
+    """Groups (CDNA3) and FMA steps chain: D of the first half is C of the second."""
+    desc = CATALOG[whole].descriptor
+    bits, k = desc.operand_bits, desc.k
+    rng = random.Random(whole)
+    for _ in range(25):
+        a = [rng.getrandbits(bits) for _ in range(k)]
+        b = [rng.getrandbits(bits) for _ in range(k)]
+        c = rng.getrandbits(bits)
+        first = _run(half, a[:k // 2], b[:k // 2], c)
+        assert _run(whole, a, b, c) == _run(half, a[k // 2:], b[k // 2:], first)
+
+
+def test_the_cdna3_f16_group_size_is_observable():
+    """32x32x8 (one group of 8) and 32x32x4_2b chained twice (groups of 4) differ on some
+    inputs: rounding to F32 between groups is visible (ARCHITECTURES.md section 0: 81/100)."""
+    rng = random.Random(8)
+    differ = 0
+    for _ in range(100):
+        a = [0x3C00 | rng.getrandbits(10) for _ in range(8)]
+        b = [(rng.getrandbits(1) << 15) | 0x3C00 | rng.getrandbits(10) for _ in range(8)]
+        c = 0x3F800000 | rng.getrandbits(23)
+        whole = _run("cdna3-mfma-32x32x8-f16-f16-c32-d32", a, b, c)
+        first = _run("cdna3-mfma-32x32x4_2b-f16-f16-c32-d32", a[:4], b[:4], c)
+        differ += whole != _run("cdna3-mfma-32x32x4_2b-f16-f16-c32-d32", a[4:], b[4:], first)
+    assert differ > 0

@@ -155,8 +155,8 @@ def test_all_zero_products_return_c_unchanged_and_zero_c_as_plus_zero():
 
 def test_every_intermediate_fits_the_native_numpy_width():
     """The widest bit-vector of any specified datapath is at most 64 bits, so the NumPy
-    backend never needs its object fallback (which it would take, not overflow). The
-    64-bit FMA chains are the documented exception (SEMANTICS.md section 11)."""
+    backend never needs its object fallback (which it would take, not overflow); the FP64
+    FMA chains are the documented exception (SEMANTICS.md 11.1)."""
     for name, entry in CATALOG.items():
         if is_specified(entry.descriptor) and not c_exempt(entry.descriptor):
             widest = max(n.width or 0 for n in walk([traced(entry.descriptor).output]))
