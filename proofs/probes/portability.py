@@ -737,6 +737,12 @@ def table_markdown(records: Sequence[Mapping[str, Any]], command: str) -> str:
                      f"{sum(len(c['datapaths']) for c in r['classes'])} | {len(r['classes'])} | "
                      f"{count(DIFFER, r)} / {count(EQUAL, r)} / {count(UNKNOWN, r)} | {size} | "
                      f"{r['seconds']} |")
+    listed = {m for r in records for c in r["classes"] for m in c["datapaths"]}
+    missing = [m for g in format_groups().values() for m in g.members if m not in listed]
+    if missing:
+        lines += ["", f"**Not in this table** ({len(missing)} comparable datapaths catalogued "
+                  "after the groups were last built; rerun `--formats` on their groups): "
+                  + ", ".join(missing) + "."]
     for r in records:
         lines += ["", f"## {r['formats']} (K={r['k']})", ""]
         for index, c in enumerate(r["classes"]):
