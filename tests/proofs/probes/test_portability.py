@@ -1,8 +1,7 @@
 """Architecture differences by solver (proofs/probes/portability.py): pair probes, the
 portability table, fingerprint suites and ``classify --arch``.
 
-Small queries only (a few seconds each); the replay of every committed witness is behind
-the ``full`` marker.
+Small queries only (a few seconds each); the committed table's witnesses all replay.
 """
 
 from __future__ import annotations
@@ -156,13 +155,6 @@ def _check_witness(group: dict, pair: dict) -> None:
     assert port.words_differ(group["d_format"], *words.values(), by_class)
 
 
-def test_a_sample_of_committed_witnesses_replays():
-    group = next(g for g in _table()["groups"] if g["formats"] == "f16-f16-c32-d32")
-    for pair in [p for p in group["pairs"] if "witness" in p][:4]:
-        _check_witness(group, pair)
-
-
-@pytest.mark.full
 def test_every_committed_witness_replays():
     for group in _table()["groups"]:
         for pair in group["pairs"]:
