@@ -222,6 +222,8 @@ def classification_json(result: Classification) -> dict[str, Any]:
 
 def cmd_classify(args: argparse.Namespace) -> int:
     """``tcspec classify``: which candidate models survive observed words."""
+    if getattr(args, "arch", False):
+        return cmd_classify_arch(args)
     names = [n for n in (args.candidates or "").split(",") if n.strip()]
     try:
         with Heartbeat(f"classify {args.file}"):
@@ -245,3 +247,18 @@ def cmd_classify(args: argparse.Namespace) -> int:
     else:
         print(classification_text(result, args.all))
     return EXIT_USAGE if result.bad_lines else 0
+
+
+def cmd_classify_arch(args: argparse.Namespace) -> int:
+    """``tcspec classify --arch OBSERVED.jsonl``: the datapaths consistent with the words."""
+    from tcspec.proofs.probes.portability import classification_text, classify_observed
+
+    try:
+        verdicts, bad = classify_observed(args.file)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    if not verdicts:
+        problem = f" (line {bad[0][0]}: {bad[0][1]})" if bad else ""
+        raise UsageError(f"no usable observed lines in {args.file}{problem}")
+    print(classification_text(verdicts, bad))
+    return 0

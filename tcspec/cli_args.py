@@ -213,11 +213,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _sub(sub, "probe", "solver-made inputs on which candidate models differ",
              models_text(), "solver runs print a stderr line at least every 10 s.")
-    p.add_argument("--datapath", required=True, help="canonical name (e.g. dense-tf32) or "
-                   "alias (`tcspec list`)")
+    p.add_argument("--datapath", help="canonical name (e.g. dense-tf32) or alias "
+                   "(`tcspec list`); required except with --portability")
     p.add_argument("--model", default="hardware", help="first model (default: hardware; "
                    "models below)")
     p.add_argument("--vs", metavar="CANDIDATE", help="the model to tell apart from --model")
+    p.add_argument("--vs-datapath", metavar="DATAPATH", help="another datapath with the same "
+                   "operand formats: an input on which the two differ, or unsat (the smaller K "
+                   "chained to the larger)")
+    p.add_argument("--vs-model", default="hardware", help="with --vs-datapath: its model")
+    p.add_argument("--portability", action="store_true", help="every format group: classes "
+                   "proved identical, a witness per pair, fingerprint suites")
+    p.add_argument("--formats", metavar="LABEL,...", help="with --portability: only these "
+                   "format groups (e.g. f16-f16-c32-d32)")
+    p.add_argument("--report", action="store_true", help="with --portability: write "
+                   "proofs/PORTABILITY.md/.json and ref/vectors/fingerprints/")
     p.add_argument("--separate", metavar="M1,M2,...",
                    help="a small suite separating every pair of these models")
     p.add_argument("--sensitivity", action="store_true",
@@ -258,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--candidates", metavar="M1,M2,...", help="default: every candidate")
     p.add_argument("--all", action="store_true", help="list every line that rules a model out")
     p.add_argument("--json", action="store_true", help="machine-readable verdicts on stdout")
+    p.add_argument("--arch", action="store_true", help="name the architecture datapaths "
+                   "consistent with the observed words (any K they chain to)")
 
     p = _sub(sub, "tour", "a short guided tour of the arithmetic")
 

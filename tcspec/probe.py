@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from tcspec.outputs import atomic_paths
+from tcspec.outputs import atomic_paths, write_texts
 from tcspec.proofs.probes.probe import (
     Constraints,
     find_probes,
@@ -87,13 +88,19 @@ def _write_probe_records(args: argparse.Namespace, render: Any, temps: list[Path
 
 def cmd_probe(args: argparse.Namespace) -> int:
     """``tcspec probe``: ``--vs``, ``--separate`` or ``--sensitivity``, probes written out."""
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.portability:
+        return cmd_portability(args)
+    if not args.datapath:
+        raise UsageError("--datapath is required (except with --portability)")
+    if args.vs_datapath:
+        return cmd_vs_datapath(args)
     desc = lookup(args.datapath).descriptor
     modes = sum(bool(x) for x in (args.vs, args.separate, args.sensitivity))
     if modes != 1:
-        raise UsageError("give exactly one of --vs CANDIDATE, --separate M1,M2,... "
-                         "or --sensitivity")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+        raise UsageError("give exactly one of --vs CANDIDATE, --vs-datapath DATAPATH, "
+                         "--separate M1,M2,..., --sensitivity or --portability")
     if args.sensitivity and args.out:
         raise UsageError("--sensitivity prints a table and writes no probes: drop --out")
     constraints = _probe_constraints(args, desc)
@@ -143,3 +150,48 @@ def _run_probe(args: argparse.Namespace, desc: Any, constraints: Any,
         records = [probe_record(p, f"{label}:{i}", command) for i, p in enumerate(probes)]
         _write_probe_records(args, lambda fmt: render_probes(records, desc, models, fmt), temps)
     return status, len(probes)
+
+
+def _stderr_log(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
+
+
+def cmd_vs_datapath(args: argparse.Namespace) -> int:
+    """``tcspec probe --datapath X --vs-datapath Y``: a replayed witness, unsat or unknown
+    (exit 1 on unknown)."""
+    from tcspec.proofs.probes.portability import UNKNOWN, compare, side
+
+    if args.vs or args.separate or args.sensitivity:
+        raise UsageError("--vs-datapath takes no --vs, --separate or --sensitivity")
+    result = compare(side(args.datapath, args.model), side(args.vs_datapath, args.vs_model),
+                     solver=args.solver, timeout=args.timeout, log=_stderr_log)
+    print(result.text())
+    return 1 if result.status == UNKNOWN else 0
+
+
+def cmd_portability(args: argparse.Namespace) -> int:
+    """``tcspec probe --portability [--report]``: the portability table and fingerprint
+    suites (proofs/PORTABILITY.md, ref/vectors/fingerprints/); exit 1 if a pair is unknown."""
+    from tcspec.proofs.probes import portability as port
+
+    if args.datapath or args.vs or args.vs_datapath or args.separate or args.sensitivity:
+        raise UsageError("--portability takes no --datapath, --vs, --vs-datapath, --separate "
+                         "or --sensitivity")
+    keys = [k.strip() for k in (args.formats or "").split(",") if k.strip()]
+    started = time.monotonic()
+    groups = port.portability(keys or None, solver=args.solver, timeout=args.timeout,
+                              log=_stderr_log)
+    suites = [port.fingerprint_suite(g, _stderr_log) for g in groups]
+    command = "tcspec probe --portability" + (f" --formats {args.formats}" if keys else "")
+    records = [port.group_record(g, s) for g, s in zip(groups, suites)]
+    print(port.table_markdown(records, command))
+    print(f"{time.monotonic() - started:.0f}s in all")
+    if args.report:
+        root = Path(__file__).resolve().parent.parent
+        texts = port.report_files(groups, suites, root / "proofs",
+                                  root / "ref" / "vectors" / "fingerprints", command + " --report")
+        write_texts(texts, replace=True)
+        for path in texts:
+            print(f"wrote {path}")
+    return 1 if any(v.status == port.UNKNOWN for g in groups for v in g.pairs) else 0
+
