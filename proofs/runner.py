@@ -216,21 +216,30 @@ def write_report(rows: Sequence[Row], settings: Settings, seconds: float,
     md_path.write_text(md_text, encoding="utf-8")
 
 
-def proof_counts(path: Path = REPORT_JSON) -> dict[str, dict[str, int]]:
-    """Per datapath, how many rows of the committed report are proved (or witnessed) / not."""
-    if not path.is_file():
-        return {}
-    try:
-        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
+def report_files() -> list[Path]:
+    """The committed matrices: REPORT.json and every architecture's proofs/arch/REPORT-*."""
+    return [REPORT_JSON, *sorted((REPORT_DIR / "arch").glob("REPORT-*.json"))]
+
+
+def proof_counts(paths: Path | Sequence[Path] | None = None) -> dict[str, dict[str, int]]:
+    """Per datapath, how many rows of the committed reports (:func:`report_files`) are
+    proved (or witnessed) / unknown / refuted."""
     counts: dict[str, dict[str, int]] = {}
-    for row in rows:
-        entry = counts.setdefault(row["datapath"], {"proved": 0, "unknown": 0, "refuted": 0})
-        if row["result"] in (PROVED, "witness"):
-            entry["proved"] += 1
-        elif row["result"] == UNKNOWN:
-            entry["unknown"] += 1
-        else:
-            entry["refuted"] += 1
+    for path in report_files() if paths is None else [paths] if isinstance(paths, Path) \
+            else paths:
+        if not path.is_file():
+            continue
+        try:
+            rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for row in rows:
+            entry = counts.setdefault(row["datapath"],
+                                      {"proved": 0, "unknown": 0, "refuted": 0})
+            if row["result"] in (PROVED, "witness"):
+                entry["proved"] += 1
+            elif row["result"] == UNKNOWN:
+                entry["unknown"] += 1
+            else:
+                entry["refuted"] += 1
     return counts

@@ -233,3 +233,11 @@ def test_a_row_selection_merges_into_the_committed_report(tmp_path):
     assert "Run 0" in md_text and "2 row(s) re-decided" in md_text
     assert "Counts: 2 proved, 1 witness" in md_text
     assert runner.row_from_json(data["rows"][1]) == first[1]
+
+
+def test_list_counts_read_every_committed_matrix():
+    files = runner.report_files()
+    assert files[0] == runner.REPORT_JSON and any("arch" in f.parts for f in files[1:])
+    counts = runner.proof_counts()
+    assert any(name.startswith("sm_") for name in counts)
+    assert "dense-tf32" in counts
