@@ -20,10 +20,11 @@ from typing import Any
 
 from tcspec.ref.compiled import compiled_model
 from tcspec.ref.vectorfiles import BadLine, Record, read_vectors
+from tcspec.smt.progress import Heartbeat
 from tcspec.spec.candidates import CANDIDATES, candidate_named
 from tcspec.spec.catalog import is_specified
 from tcspec.spec.descriptor import Descriptor
-from tcspec.words import EXIT_USAGE, Heartbeat, UsageError
+from tcspec.words import EXIT_USAGE, UsageError
 
 
 def family_of(desc: Descriptor) -> str:

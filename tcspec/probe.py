@@ -24,8 +24,9 @@ from tcspec.proofs.probes.probe import (
 from tcspec.proofs.probes.sensitivity import sensitivity_table
 from tcspec.proofs.probes.separate import separating_suite
 from tcspec.ref.inputs import LAYOUT_RULE, layout_mistake
+from tcspec.smt.progress import Heartbeat
 from tcspec.spec.catalog import lookup
-from tcspec.words import Heartbeat, UsageError, parse_hex_list
+from tcspec.words import UsageError, parse_hex_list
 
 
 def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:

@@ -22,8 +22,9 @@ from tcspec.proofs.runner import (
     select_rows,
     summary_counts,
 )
+from tcspec.smt.progress import Heartbeat
 from tcspec.smt.solve import SOLVERS
-from tcspec.words import EXIT_MISMATCH, Heartbeat, UsageError
+from tcspec.words import EXIT_MISMATCH, UsageError
 
 EXIT_INTERNAL = 3
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typing import Any
 
 from tcspec.proofs.probes.equivalence import prove_equal
 from tcspec.ref.compiled import compiled_model
+from tcspec.smt.progress import Heartbeat
 from tcspec.smt.solve import DEFAULT_SOLVER, SolveResult, check_sat
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.arch import ArchDescriptor
@@ -320,26 +320,9 @@ class PairSpace:
         return [self.constants.get(s.name, model.get(s.name, 0)) for s in self.layout]
 
 
-class Heartbeat:
-    """Logs ``what`` with the elapsed time every :data:`PROGRESS_SECONDS` while it runs."""
-
-    def __init__(self, log: Log, what: str) -> None:
-        self.log, self.what = log, what
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def _beat(self) -> None:
-        started = time.monotonic()
-        while not self.done.wait(PROGRESS_SECONDS):
-            self.log(f"... {self.what}: {time.monotonic() - started:.0f}s")
-
-    def __enter__(self) -> Heartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.done.set()
-        self.thread.join()
+def heartbeat(log: Log, what: str) -> Heartbeat:
+    """A heartbeat that logs ``what`` through ``log`` every :data:`PROGRESS_SECONDS`."""
+    return Heartbeat(what, PROGRESS_SECONDS, log)
 
 
 # ------------------------------------------------------------------ one comparison
@@ -453,7 +436,7 @@ def compare(first: Side, second: Side, *, k: int | None = None,
         if space.same_term and not full:
             continue
         if full and not space.same_term and cut_points:
-            with Heartbeat(log, f"{first.label} / {second.label} cut points"):
+            with heartbeat(log, f"{first.label} / {second.label} cut points"):
                 proof = prove_equal(space.ops, *(w.node for w in space.words),
                                     [t.node for t in space.assumptions], space.variables,
                                     solver=solver, timeout=min(timeout, 10.0),
@@ -464,7 +447,7 @@ def compare(first: Side, second: Side, *, k: int | None = None,
                 result.status, result.method = EQUAL, CUT_POINTS
                 break
         what = f"{first.label} vs {second.label}, {len(live)} of {k} lanes free"
-        with Heartbeat(log, what):
+        with heartbeat(log, what):
             answer = space.solve(solver, timeout)
         result.calls.append((what, answer))
         log(f"{what}: {answer.describe()}")
@@ -628,7 +611,7 @@ def fingerprint_suite(group: Group, log: Log = quiet) -> Suite:
     suite = Suite(group)
     pool = []
     witnesses = [v.witness for v in group.pairs if v.witness is not None]
-    with Heartbeat(log, f"{group.key.label}: replaying {len(witnesses)} witnesses on "
+    with heartbeat(log, f"{group.key.label}: replaying {len(witnesses)} witnesses on "
                    f"{len(group.members)} datapaths"):
         for w in witnesses:
             pool.append((w, _replay_everywhere(group, w)))

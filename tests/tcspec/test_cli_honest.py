@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import tcspec.smt.progress
 import tcspec.words
 from tcspec.cli import main
 from tcspec.cli_args import build_parser
@@ -185,7 +186,7 @@ class _Slow:
 def test_probe_sensitivity_prints_a_heartbeat(capsys, monkeypatch):
     import tcspec.probe as probe
 
-    monkeypatch.setattr(tcspec.words, "HEARTBEAT_SECONDS", 0.1, raising=False)
+    monkeypatch.setattr(tcspec.smt.progress, "HEARTBEAT_SECONDS", 0.1)
     monkeypatch.setattr(probe, "sensitivity_table", lambda *a, **k: (time.sleep(0.6), _Slow())[1])
     code, out, err = run(capsys, "probe", "--datapath", "nvfp4", "--sensitivity")
     assert code == 0 and "table" in out and "still working" in err
@@ -194,7 +195,7 @@ def test_probe_sensitivity_prints_a_heartbeat(capsys, monkeypatch):
 def test_prove_prints_a_heartbeat_while_a_row_runs(capsys, monkeypatch):
     import tcspec.prove as prove
 
-    monkeypatch.setattr(tcspec.words, "HEARTBEAT_SECONDS", 0.1, raising=False)
+    monkeypatch.setattr(tcspec.smt.progress, "HEARTBEAT_SECONDS", 0.1)
     monkeypatch.setattr(prove, "run_rows",
                         lambda rows, settings, progress=None: (time.sleep(0.6), [])[1])
     code, _, err = run(capsys, "prove", "--fast")

@@ -108,7 +108,7 @@ def test_heartbeat_logs_while_a_call_runs(monkeypatch):
 
     monkeypatch.setattr(port, "PROGRESS_SECONDS", 0.05)
     lines: list[str] = []
-    with port.Heartbeat(lines.append, "waiting"):
+    with port.heartbeat(lines.append, "waiting"):
         time.sleep(0.3)
     assert len(lines) >= 2 and all("waiting" in line for line in lines)
 
