@@ -32,7 +32,7 @@ from tcspec.proofs.core import (
     run_dot,
 )
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.catalog import DotInputs
+from tcspec.spec.catalog import DotInputs, chained_dot
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
 
@@ -123,12 +123,9 @@ def k_order_query(desc: Descriptor, steps: int = 2) -> Query:
         (("c", 32),)
 
     def chain(ops: Ops, values: Variables, order: list[int]) -> BV:
-        acc = values["c"]
-        for step in order:
-            lanes = range(step * k, (step + 1) * k)
-            acc = run_dot(ops, desc, DotInputs([values[f"a{i}"] for i in lanes],
-                                               [values[f"b{i}"] for i in lanes], acc))
-        return acc
+        inputs = DotInputs([values[f"a{i}"] for i in range(steps * k)],
+                           [values[f"b{i}"] for i in range(steps * k)], values["c"])
+        return chained_dot(ops, desc, inputs, order, build=run_dot)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         forward = chain(ops, values, list(range(steps)))

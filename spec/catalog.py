@@ -10,7 +10,7 @@ of section 10 (:class:`spec.arch.ArchDescriptor`, one algorithm family each).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tcspec.spec.algorithms import ALGORITHMS, ARCH_DATAPATHS, algorithm_of, build_arch_dot
@@ -285,3 +285,22 @@ def build_dot(ops: Ops, desc: Descriptor, inputs: DotInputs, *, any_k: bool = Fa
     assert isinstance(FORMATS[desc.a_format], FloatFormat)
     return dense_window_dot(ops, desc.a_format, desc.b_format, desc.d_type,
                             inputs.a, inputs.b, inputs.c)
+
+
+def chained_dot(ops: Ops, desc: AnyDescriptor, inputs: DotInputs,
+                order: Sequence[int] | None = None,
+                build: Callable[[Ops, AnyDescriptor, DotInputs], BV] | None = None) -> BV:
+    """D of ``len(inputs.a) // desc.k`` instructions over consecutive K slices (and their
+    scale bytes), taken in ``order`` (default: ascending), the D of one the C of the next
+    (SEMANTICS.md section 8, ARCHITECTURES.md section 0). ``build`` runs one instruction
+    (default: :func:`build_dot`)."""
+    run = build or build_dot
+    k, per = desc.k, desc.scale_count
+    acc = inputs.c
+    for step in range(len(inputs.a) // k) if order is None else order:
+        lanes = slice(step * k, (step + 1) * k)
+        scales = slice(step * per, (step + 1) * per)
+        c = ops.resize_unsigned(acc, inputs.c.width)
+        acc = run(ops, desc, DotInputs(inputs.a[lanes], inputs.b[lanes], c,
+                                       inputs.scale_a[scales], inputs.scale_b[scales], []))
+    return acc

@@ -41,6 +41,7 @@ from tcspec.spec.catalog import (
     AnyDescriptor,
     DotInputs,
     InputSpec,
+    chained_dot,
     input_layout,
     inputs_from,
     is_specified,
@@ -193,18 +194,9 @@ def check_pair(first: Side, second: Side, k: int | None = None) -> int:
 
 def chained_word(ops: Ops, s: Side, inputs: DotInputs) -> BV:
     """``s``'s D word on ``len(inputs.a)`` lanes: its instruction over consecutive K slices,
-    the D of one step the C of the next (ARCHITECTURES.md section 0)."""
-    desc = s.desc
-    k, per = desc.k, desc.scale_count
-    acc = inputs.c
-    for step in range(len(inputs.a) // k):
-        lanes = slice(step * k, (step + 1) * k)
-        scales = slice(step * per, (step + 1) * per)
-        c = ops.resize_unsigned(acc, inputs.c.width)
-        acc = build_model(ops, s.model, desc, DotInputs(
-            inputs.a[lanes], inputs.b[lanes], c, inputs.scale_a[scales],
-            inputs.scale_b[scales], []))
-    return acc
+    the D of one step the C of the next (:func:`spec.catalog.chained_dot`)."""
+    return chained_dot(ops, s.desc, inputs,
+                       build=lambda o, d, i: build_model(o, s.model, d, i))
 
 
 def layout_at(sides: Sequence[Side], k: int) -> list[InputSpec]:
