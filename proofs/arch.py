@@ -48,8 +48,10 @@ from tcspec.proofs.core import (
 )
 from tcspec.proofs.permutation import invariance_row, lane_order, swap
 from tcspec.proofs.runner import RowSpec, write_report
+from tcspec.proofs.sign import negated, sign_bit
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import DotInputs, lookup
+from tcspec.spec.formats import FORMATS, FloatFormat
 
 REPORT_DIR = Path(__file__).resolve().parent / "arch"
 
@@ -162,23 +164,18 @@ def negates(ops: Ops, desc: Any, d: BV, d2: BV) -> Bool:
     """Whether ``d2`` is the negation of ``d`` by the architecture's rules (module doc)."""
     top = d.width - 1
     magnitude = ops.extract(d, top - 1, 0)
-    flipped = ops.bvxor(d, 1 << top)
     if desc.nan_canonical:
-        nan = ops.eq(d, ARCH_CANONICAL_NAN[desc.d_type])
-        return ops.eq(d2, ops.ite(ops.or_(ops.eq(magnitude, 0), nan), d, flipped))
+        d_format = FORMATS[desc.d_type]
+        assert isinstance(d_format, FloatFormat)
+        return ops.eq(d2, negated(ops, d, d_format, ARCH_CANONICAL_NAN[desc.d_type]))
+    flipped = ops.bvxor(d, 1 << top)
     zero = ops.eq(magnitude, 0)
     return ops.ite(_is_nan(ops, d), _is_nan(ops, d2),
                    ops.ite(zero, ops.eq(ops.extract(d2, top - 1, 0), 0), ops.eq(d2, flipped)))
 
 
-def sign_bit_of(fmt: str) -> int:
-    from tcspec.spec.formats import FORMATS
-
-    return FORMATS[fmt].container_bits - 1  # type: ignore[union-attr]
-
-
 def arch_sign_query(desc: Any, k: int, operand: str) -> Query:
-    lane_bit, c_bit = sign_bit_of(getattr(desc, f"{operand}_format")), sign_bit_of(desc.d_type)
+    lane_bit, c_bit = sign_bit(getattr(desc, f"{operand}_format")), sign_bit(desc.d_type)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)

@@ -94,12 +94,14 @@ def _flip(ops: Ops, word: BV, bit: int) -> BV:
     return ops.bvxor(word, 1 << bit)
 
 
-def negated(ops: Ops, d: BV, d_format: FloatFormat) -> BV:
-    """``-d`` as the datapath must give it: a zero stays +0, a NaN stays canonical."""
+def negated(ops: Ops, d: BV, d_format: FloatFormat, nan_word: int | None = None) -> BV:
+    """``-d`` as the datapath must give it: a zero stays +0, a NaN stays canonical
+    (``nan_word``; default: section 2.2's)."""
     top = d.width - 1
     magnitude = ops.extract(d, top - 1, 0)
     is_zero = ops.eq(magnitude, 0)
-    is_nan = ops.eq(d, CANONICAL_NAN[d_format.name])
+    canonical = CANONICAL_NAN[d_format.name] if nan_word is None else nan_word
+    is_nan = ops.eq(d, canonical)
     flipped = _flip(ops, d, top)
     return ops.ite(ops.or_(is_zero, is_nan), d, flipped)
 
