@@ -13,6 +13,14 @@ PRODUCT_GROUP = {"nvfp4": 4, "mxf4": 16, "mxf8f6f4": 1}
 """Section 4: products summed exactly in aligned groups of 4 (NVFP4), 16 (MXF4 and
 MXF4NVF4 with UE8M0), one by one (MXF8F6F4)."""
 
+C_DOMINANT_GROUP = {"nvfp4": 16, "mxf4": 16, "mxf8f6f4": 1}
+"""Section 4: the C-dominant path sums each K=16 block exactly (NVFP4, MXF4 family); MXF8F6F4
+truncates products one by one on both paths."""
+
+PRODUCT_WINDOW = {"nvfp4": 39, "mxf4": 39, "mxf8f6f4": 25}
+"""Section 4: the product path's quantum is at least ``P - 39`` (FP4 families) or
+``max(P, rC) - 25`` (MXF8F6F4)."""
+
 SCALE_BLOCK = {("mxf8f6f4", 1): 32, ("nvfp4", 4): 16, ("mxf4", 2): 32, ("mxf4", 4): 16}
 """Section 4: the K lanes one scale byte covers, by family and scale_vec."""
 
@@ -26,6 +34,10 @@ def block_family(desc: Descriptor) -> str:
 
 def product_group(desc: Descriptor) -> int:
     return PRODUCT_GROUP[block_family(desc)]
+
+
+def c_dominant_group(desc: Descriptor) -> int:
+    return C_DOMINANT_GROUP[block_family(desc)]
 
 
 def scale_block(desc: Descriptor) -> int:
@@ -102,3 +114,19 @@ def cdna3_group(desc: Descriptor, k: int | None = None) -> int:
     k = desc.k if k is None else k
     size = CDNA3_GROUP[desc.a_format]
     return min(size, k) if desc.a_format in ("f16", "bf16") else size
+
+
+# ------------------------------------------------------------------ sparse (section 5)
+
+SPARSE_RULE = {"tf32": "one", "f16": "two", "f8f6f4": "two", "mxf8f6f4": "two",
+               "nvfp4": "pairs", "mxf4": "pairs", "mxf4nvf4": "pairs"}
+"""Section 5, by instruction kind: tf32 keeps one of 2; bf16, f16, f8f6f4 and MXF8F6F4 keep
+two of 4; the FP4 families keep two adjacent pairs of 8."""
+
+SPARSE_CHUNK = {"one": 2, "two": 4, "pairs": 8}
+SPARSE_KEPT = {"one": 1, "two": 2, "pairs": 4}
+"""Section 5: logical lanes per chunk (one selector nibble) and how many of them it keeps."""
+
+SPARSE_LEGAL = {"one": (0x4, 0xE), "two": (0x4, 0x8, 0xC, 0x9, 0xD, 0x6, 0xE),
+                "pairs": (0x4, 0x8, 0xC, 0x9, 0xD, 0x6, 0xE)}
+"""Section 5: the legal selectors; anything else is an error."""

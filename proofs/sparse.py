@@ -65,25 +65,34 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tcspec.proofs.constants import (
+    PRODUCT_WINDOW,
+    SPARSE_CHUNK,
+    SPARSE_KEPT,
+    SPARSE_LEGAL,
+    SPARSE_RULE,
+    block_family,
+    c_dominant_group,
+    product_group,
+)
 from tcspec.proofs.core import (
     CHAIN,
-    LEMMAS,
     InternalError,
     Property,
     Query,
+    QueryBody,
     Row,
     Settings,
     Variables,
     check_queries,
     dot_inputs,
     layout_variables,
-    legal,
     run_dot,
 )
 from tcspec.proofs.cutpoints import Record, recorded
 from tcspec.proofs.stages import WindowRun, formats_of, window_stages
 from tcspec.smt.solve import free_variables
-from tcspec.smt.trace import TraceOps, cut_nodes
+from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum, masked_max
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import (
@@ -100,7 +109,15 @@ from tcspec.spec.blockscaled import _apply_subnormal_floor as apply_subnormal_fl
 from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
+from tcspec.spec.formats import (
+    EXP_WIDTH,
+    FORMATS,
+    MIN_EXP,
+    Decoded,
+    FloatFormat,
+    Term,
+    decode_float,
+)
 from tcspec.spec.specials import Specials, apply_specials
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
@@ -138,12 +155,41 @@ def keeps_position(ops: Ops, selector: BV, position: int, rule: str) -> Bool:
                    ops.eq(ops.extract(selector, 3, 2), slot))
 
 
+def sparse_rule(desc: Descriptor) -> tuple[int, str]:
+    """Section 5's chunk size and selection rule of ``desc`` (from proofs/constants)."""
+    rule = SPARSE_RULE[desc.kind]
+    return SPARSE_CHUNK[rule], rule
+
+
 def active_mask(ops: Ops, desc: Descriptor, metadata: Sequence[BV], k: int,
                 keeps: Keeps = keeps_position) -> list[Bool]:
     """One flag per logical lane: is that position active under ``metadata``?"""
-    size, rule = desc.sparse_chunk  # type: ignore[misc]
+    size, rule = sparse_rule(desc)
     return [keeps(ops, nibble(ops, metadata, lane // size), lane % size, rule)
             for lane in range(k)]
+
+
+def legal(ops: Ops, desc: Descriptor, inputs: DotInputs) -> Bool:
+    """Every selector of the ``len(inputs.a)`` logical lanes is legal (section 5)."""
+    size, rule = sparse_rule(desc)
+    return ops.all_(ops.any_(ops.eq(nibble(ops, inputs.metadata, chunk), selector)
+                             for selector in SPARSE_LEGAL[rule])
+                    for chunk in range(len(inputs.a) // size))
+
+
+def kept_positions(ops: Ops, selector: BV, rule: str) -> list[list[Bool]]:
+    """For each kept slot of a chunk, in ascending logical order, one flag per chunk
+    position: does ``selector`` put that position in the slot? (Section 5.)"""
+    size = SPARSE_CHUNK[rule]
+    if rule == "one":
+        return [[ops.eq(selector, LOWER_ONLY), ops.eq(selector, UPPER_ONLY)]]
+    first, second = ops.extract(selector, 1, 0), ops.extract(selector, 3, 2)
+    ascending = ops.ult(first, second)
+    low, high = ops.ite(ascending, first, second), ops.ite(ascending, second, first)
+    if rule == "two":
+        return [[ops.eq(field, p) for p in range(size)] for field in (low, high)]
+    return [[ops.eq(field, p // 2) if p % 2 == parity else ops.false() for p in range(size)]
+            for field in (low, high) for parity in (0, 1)]
 
 
 def masked(ops: Ops, lanes: Sequence[BV], mask: Sequence[Bool]) -> list[BV]:
@@ -298,6 +344,172 @@ def convert_lemma(desc: Descriptor, k: int) -> Query:
     return Query("convert", "forall", (("x", narrow), ("q", EXP_WIDTH)), body)
 
 
+# ------------------------------------------------- the window datapath, as a chain
+
+
+@dataclasses.dataclass
+class _MaskRuns:
+    """Both runs of a masking chain on one ``ops``: the hypothesis, the nibble mask, the
+    slot flags of every compacted lane, both runs' stage records and D words."""
+
+    hypothesis: Bool
+    mask: list[Bool]
+    slots: list[list[Bool]]
+    dense: Record
+    sparse: Record
+    d_dense: BV
+    d_sparse: BV
+
+    def violation(self, ops: Ops) -> Bool:
+        return ops.and_(self.hypothesis, ops.ne(self.d_sparse, self.d_dense))
+
+
+def mask_runs(ops: Ops, desc: Descriptor, k: int, values: Variables,
+              keeps: Keeps = keeps_position) -> _MaskRuns:
+    """``build_dot`` on the sparse inputs and on the dense datapath with A and B zeroed
+    where the nibble mask is clear, each with the stage values it reports."""
+    size, rule = sparse_rule(desc)
+    inputs = dot_inputs(desc, k, values)
+    mask = active_mask(ops, desc, inputs.metadata, k, keeps)
+    dense_inputs = DotInputs(masked(ops, inputs.a, mask), masked(ops, inputs.b, mask), inputs.c)
+    width = output_width(desc)
+    d_dense, dense = recorded(ops, lambda: run_dot(
+        ops, dataclasses.replace(desc, sparse=False), dense_inputs))
+    d_sparse, sparse = recorded(ops, lambda: run_dot(ops, desc, inputs))
+    slots = [slot for chunk in range(k // size)
+             for slot in kept_positions(ops, nibble(ops, inputs.metadata, chunk), rule)]
+    return _MaskRuns(legal(ops, desc, inputs), mask, slots, dense, sparse,
+                     ops.extract(d_dense, width - 1, 0), ops.extract(d_sparse, width - 1, 0))
+
+
+def _unit_relation(ops: Ops, runs: _MaskRuns, dense: Sequence[BV], sparse: Sequence[BV],
+                   size: int, kept: int, chunks: range | None = None) -> list[Bool]:
+    """What ``units-relate`` proves, over ``dense`` (K lanes and C) and ``sparse`` (K/2
+    lanes and C) units: a cleared lane is 0 units; a compacted lane is the units of the
+    logical lane its slot holds; C's units are equal. ``chunks``: only those chunks' lanes
+    (and C's units only without it or with the first chunk)."""
+    chunks = chunks if chunks is not None else range(len(runs.mask) // size)
+    facts = [ops.implies(ops.not_(runs.mask[j]), ops.eq(dense[j], 0))
+             for chunk in chunks for j in range(size * chunk, size * (chunk + 1))]
+    for i in range(kept * chunks.start, kept * chunks.stop):
+        chunk = i // kept
+        facts += [ops.implies(flag, ops.eq(sparse[i], dense[size * chunk + p]))
+                  for p, flag in enumerate(runs.slots[i])]
+    if chunks.start == 0:
+        facts.append(ops.eq(sparse[-1], dense[-1]))
+    return facts
+
+
+LANES_PER_UNIT_QUERY = 16
+"""A ``units-relate`` query covers the chunks of at most this many logical lanes: one query
+over all 64 lanes of sparse-e4m3 gives no answer in 120 s."""
+
+
+def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
+                  ) -> tuple[list[Query], str]:
+    """Masking of a window path as a chain over ``build_dot``'s two DAGs (sparse, masked dense).
+
+    ``specials-agree`` and ``quanta-agree``: the special-value flags and the
+    quanta the ``align`` stages report are equal in both runs. ``units-relate``
+    (both quanta one free ``q``, products cut): every cleared logical lane
+    aligns to 0 units, every compacted lane to the units of the logical lane
+    its slot holds (slots from the nibble bits, section 5), C to the same units.
+    ``word-equal``: the violation with every unit free under exactly those
+    relations, the quanta one free ``q`` and the special flags shared free
+    flags; D then reads no A, B or C word (checked), so the query is about the
+    sums, conversion and specials alone. ``keeps``: another mask (a wrong one, for tests).
+    """
+    size, rule = sparse_rule(desc)
+    kept = SPARSE_KEPT[rule]
+    variables = layout_variables(desc, k)
+    flags = ("is_nan", "is_inf", "inf_negative")
+    per = max(1, LANES_PER_UNIT_QUERY // size)
+    parts = [range(i, min(i + per, k // size)) for i in range(0, k // size, per)]
+
+    def specials(runs: _MaskRuns) -> list[tuple[Bool, Bool]]:
+        return [(getattr(runs.dense["specials"]["specials"], f),
+                 getattr(runs.sparse["specials"]["specials"], f)) for f in flags]
+
+    def quanta(runs: _MaskRuns) -> tuple[BV, BV]:
+        return runs.dense["align"]["quantum"], runs.sparse["align"]["quantum"]
+
+    def units(runs: _MaskRuns) -> tuple[list[BV], list[BV]]:
+        return list(runs.dense["align"]["units"]), list(runs.sparse["align"]["units"])
+
+    def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        return mask_runs(ops, desc, k, values, keeps).hypothesis, {}
+
+    def violation(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = mask_runs(ops, desc, k, values, keeps)
+        return runs.violation(ops), {"sparse": runs.d_sparse, "masked_dense": runs.d_dense}
+
+    def specials_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = mask_runs(ops, desc, k, values, keeps)
+        differ = ops.any_(ops.xor_(x, y) for x, y in specials(runs))
+        return ops.and_(runs.hypothesis, differ), {}
+
+    def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = mask_runs(ops, desc, k, values, keeps)
+        q_dense, q_sparse = quanta(runs)
+        return ops.and_(runs.hypothesis, ops.ne(q_dense, q_sparse)), {}
+
+    def quantum_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
+        q = ops.variable("cut!q", EXP_WIDTH)
+        return {x.node.id: q.node for x in quanta(runs)}
+
+    def units_relate(chunks: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = mask_runs(ops, desc, k, values, keeps)
+            if not isinstance(ops, TraceOps):
+                return runs.violation(ops), {}
+            dense, sparse = units(runs)
+            bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(
+                _unit_relation(ops, runs, dense, sparse, size, kept, chunks))))
+            stand_in = quantum_cut(ops, runs)
+            (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+            return ops.wrap_bool(cut), {}
+
+        return body
+
+    def word_equal(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = mask_runs(ops, desc, k, values, keeps)
+        if not isinstance(ops, TraceOps):
+            return runs.violation(ops), {}
+        dense, sparse = units(runs)
+        stand_in = quantum_cut(ops, runs)
+        free_dense = [ops.variable(f"cut!dense{j}", u.width) for j, u in enumerate(dense)]
+        free_sparse = [ops.variable(f"cut!sparse{i}", u.width) for i, u in enumerate(sparse)]
+        for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
+            if real.node.id in stand_in:
+                raise InternalError(f"{desc.name}: two cut units share a node")
+            stand_in[real.node.id] = free.node
+        for f, (x, y) in zip(flags, specials(runs)):
+            shared = ops.bool_variable(f"cut!{f}")
+            stand_in[x.node.id] = stand_in[y.node.id] = shared.node
+        (cut,), _ = cut_nodes([runs.violation(ops).node], lambda n: stand_in.get(n.id), ops=ops)
+        words = {name for name, _ in variables if not name.startswith("meta")}
+        reached = {n.params[0] for n in free_variables([cut])} & words
+        if reached:
+            raise InternalError(f"{desc.name}: with its units, quanta and special flags cut, "
+                                f"D still reads {sorted(reached)[:4]}")
+        premises = _unit_relation(ops, runs, free_dense, free_sparse, size, kept)
+        return ops.and_(ops.wrap_bool(cut), *premises), {}
+
+    queries = [Query("hypothesis satisfiable", "exists", variables, possible),
+               Query("specials-agree", "forall", variables, specials_agree, lift=violation),
+               Query("quanta-agree", "forall", variables, quanta_agree, lift=violation),
+               *(Query(f"units-relate (quanta cut, lanes {size * part.start}-"
+                       f"{size * part.stop - 1})", "forall", variables, units_relate(part),
+                       cut_products=True, cut_at="the quanta")
+                 for part in parts),
+               Query("word-equal (units, quanta, special flags cut)", "forall", variables,
+                     word_equal, cut_at="the units, quanta and special flags")]
+    return queries, ("two runs of build_dot (sparse; dense on the logical K with A and B "
+                     "zeroed where the nibble mask is clear), cut at the quanta and units "
+                     "their align stages report and at their special flags: each cut's "
+                     "relation is proved on the real nodes first")
+
+
 # ------------------------------------------ the block-scaled datapath, stage by stage
 
 
@@ -343,7 +555,7 @@ def _free_lanes(lanes: int, name: str, width: int
 
 
 def _meta_variables(desc: Descriptor, lanes: int) -> tuple[tuple[str, int], ...]:
-    chunks = lanes // desc.sparse_chunk[0]  # type: ignore[index]
+    chunks = lanes // sparse_rule(desc)[0]
     return tuple((f"meta{i}", 32) for i in range(-(-chunks // NIBBLES_PER_WORD)))
 
 
@@ -353,7 +565,7 @@ def chunk_max_lemma(desc: Descriptor) -> Query:
 
     A masked lane is ``ite(m, (raw, present), (raw of 0, false))`` by congruence; the
     maximum over K is the same balanced tree over the chunks' maxima on both sides."""
-    lanes = desc.sparse_chunk[0]  # type: ignore[index]
+    lanes = sparse_rule(desc)[0]
     raw_names, raws_of = _free_lanes(lanes, "raw", EXP_WIDTH)
     flag_names, flags_of = _free_lanes(lanes, "present", 1)
     meta = _meta_variables(desc, lanes)
@@ -436,7 +648,7 @@ def group_lemma(desc: Descriptor, size: int, merged: bool, high: bool = False) -
     rules = rules_for(desc.kind, desc.scaling or "")
     fa, fb, fs = _group_formats(desc)
     n = 2 * size
-    words = max(1, -(-n // (desc.sparse_chunk[0] * NIBBLES_PER_WORD)))  # type: ignore[index]
+    words = max(1, -(-n // (sparse_rule(desc)[0] * NIBBLES_PER_WORD)))
     variables = (tuple((f"a{i}", 32) for i in range(n)) + tuple((f"b{i}", 32) for i in range(n))
                  + tuple((f"meta{i}", 32) for i in range(words))
                  + (("scale_a", 8), ("scale_b", 8), ("c", 32), ("q", EXP_WIDTH)))
@@ -617,12 +829,286 @@ def masking_lemmas(desc: Descriptor, k: int) -> list[Query]:
             units_sum_lemma(desc, k), convert_lemma(desc, k)]
 
 
+def _block_relation(ops: Ops, runs: _MaskRuns, role: str, size: int, kept: int,
+                    per_lane: bool, part: range) -> list[Bool]:
+    """What the block ``units-relate`` proves of one path's units (``role``: groups, then
+    C): per lane as on window paths for groups of one product; else dense group ``g``
+    (``2G`` logical lanes) is sparse group ``g`` (the ``G`` lanes they compact to), sign
+    extended. ``part``: those chunks (groups of one) or groups, C's units with the first."""
+    dense, sparse = runs.dense["groups"][role], runs.sparse["groups"][role]
+    if per_lane:
+        facts = _unit_relation(ops, runs, dense, sparse, size, kept, part)
+    else:
+        facts = [ops.eq(dense[g], ops.sext(sparse[g], dense[g].width)) for g in part]
+        if part.start == 0:
+            facts.append(ops.eq(dense[-1], ops.sext(sparse[-1], dense[-1].width)))
+    if role == "c_units":
+        return [ops.implies(runs.sparse["block_choice"]["c_dominant"], f) for f in facts]
+    return facts
+
+
+QUANTUM_CEILING = 1 << (EXP_WIDTH - 2)
+"""A bound no quantum reaches (raws are at most a few hundred): below it, exponent
+differences cannot wrap in EXP_WIDTH bits."""
+
+
+def quanta_range(ops: Ops, desc: Descriptor, runs: _MaskRuns,
+                 which: Sequence[str] = ("product_units", "c_units"),
+                 part: range | None = None, per_lane: bool = False) -> list[Bool]:
+    """Where the chosen quanta lie, in both runs: the product quantum at least every
+    nonzero product group's top raw minus the product window (section 4), the C-dominant
+    one as well when that path is taken, each below :data:`QUANTUM_CEILING` when some
+    product is nonzero (when that path is taken). ``which`` and ``part``: the groups of
+    those paths (chunks of lanes for groups of one), and the ceilings with the first."""
+    window = PRODUCT_WINDOW[block_family(desc)]
+    size, rule = sparse_rule(desc)
+    facts = []
+    for record, lanes in ((runs.dense, size), (runs.sparse, SPARSE_KEPT[rule])):
+        choice, groups = record["block_choice"], record["groups"]
+        for name, role, when in (("product_quantum", "product_units", choice["any_product"]),
+                                 ("c_quantum", "c_units", choice["c_dominant"])):
+            if role not in which:
+                continue
+            q = choice[name]
+            chosen = groups[role.replace("units", "groups")]
+            if part is not None:
+                step = lanes if per_lane else 1
+                chosen = chosen[step * part.start:step * part.stop]
+            if part is None or part.start == 0:
+                facts.append(ops.implies(when, ops.slt(q, QUANTUM_CEILING)))
+            facts += [ops.implies(ops.and_(when, group.nonzero),
+                                  ops.sge(q, ops.sub(group.top_raw, window)))
+                      for group in chosen]
+    return facts
+
+
+def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
+    """Masking of a block path as a chain over ``build_dot``'s sparse DAG and the dense
+    rules' DAG on the logical K (:func:`masked_dense`), cut at their stage values.
+
+    ``chunk-maxima-agree``: each chunk's maximum product raw is equal in both
+    runs, and P of each run is the balanced tree over those maxima (checked);
+    ``maxima-agree``: with the chunk maxima cut, P, S and "some product is
+    nonzero" agree, so with those cut the path choice and both quanta are one
+    node. ``quanta-range``: the quanta lie where section 4 puts them
+    (:func:`quanta_range`). ``units-relate`` (P, S and "any" one free set,
+    under that range; products cut for groups of one, else kept, as the group
+    sums need their magnitude bounds): each path's units of every group (of
+    every lane, for groups of one product) on the dense side are those of the
+    sparse group (lane) they correspond to, C's too. ``word-equal``: the
+    violation with every unit, P, S, "any" and the special flags cut under
+    exactly those relations; D then reads no A or B word (checked). A unit that
+    is one node in both runs (C's units at the C-dominant quantum, a function
+    of C alone) takes the dense side's variable; the sparse side's is then only
+    bound by the relations, which hold.
+    """
+    size, rule = sparse_rule(desc)
+    kept = SPARSE_KEPT[rule]
+    per_lane = product_group(desc) == 1
+    variables = layout_variables(desc, k)
+    flags = ("is_nan", "is_inf", "inf_negative")
+    maxima = ("max_raw", "scale_max", "any_product")
+    roles = ("product_units", "c_units")
+    if per_lane:
+        per = max(1, LANES_PER_UNIT_QUERY // size)
+        parts = [(roles, range(i, min(i + per, k // size))) for i in range(0, k // size, per)]
+    else:
+        parts = []
+        for role, group in (("product_units", product_group(desc)),
+                            ("c_units", c_dominant_group(desc))):
+            count, per = (k // 2) // group, max(1, PRODUCTS_PER_UNIT_QUERY // group)
+            parts += [((role,), range(i, min(i + per, count))) for i in range(0, count, per)]
+
+    per_chunks = max(1, LANES_PER_UNIT_QUERY // size)
+    chunk_parts = [range(i, min(i + per_chunks, k // size))
+                   for i in range(0, k // size, per_chunks)]
+
+    def runs_of(ops: Ops, values: Variables) -> _MaskRuns:
+        inputs = dot_inputs(desc, k, values)
+        mask = active_mask(ops, desc, inputs.metadata, k)
+        width = output_width(desc)
+        d_dense, dense = recorded(ops, lambda: masked_dense(ops, desc, inputs, mask))
+        d_sparse, sparse = recorded(ops, lambda: run_dot(ops, desc, inputs))
+        slots = [slot for chunk in range(k // size)
+                 for slot in kept_positions(ops, nibble(ops, inputs.metadata, chunk), rule)]
+        return _MaskRuns(legal(ops, desc, inputs), mask, slots, dense, sparse,
+                         ops.extract(d_dense, width - 1, 0),
+                         ops.extract(d_sparse, width - 1, 0))
+
+    def specials(runs: _MaskRuns) -> list[tuple[Bool, Bool]]:
+        return [(getattr(runs.dense["specials"]["specials"], f),
+                 getattr(runs.sparse["specials"]["specials"], f)) for f in flags]
+
+    def choice(runs: _MaskRuns) -> list[tuple[Any, Any]]:
+        return [(runs.dense["block_choice"][n], runs.sparse["block_choice"][n]) for n in maxima]
+
+    def choice_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
+        """P, S and "any product" of both runs one shared free set (then both runs' path
+        choice and quanta are one node: the same function of them and of C)."""
+        stand_in = {}
+        for name, (x, y) in zip(maxima, choice(runs)):
+            shared = (ops.bool_variable(f"cut!{name}") if name == "any_product" else
+                      ops.variable(f"cut!{name}", x.width))
+            stand_in[x.node.id] = stand_in[y.node.id] = shared.node
+        return stand_in
+
+    def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        return runs_of(ops, values).hypothesis, {}
+
+    def violation(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        return runs.violation(ops), {"sparse": runs.d_sparse, "masked_dense": runs.d_dense}
+
+    def agree(pairs: Callable[[_MaskRuns], list[tuple[Any, Any]]]) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            differ = ops.any_(_differ(ops, x, y) for x, y in pairs(runs))
+            return ops.and_(runs.hypothesis, differ), {}
+
+        return body
+
+    def chunk_maxima(ops: Ops, runs: _MaskRuns) -> tuple[list[BV], list[BV]] | None:
+        """Each chunk's maximum product raw in both runs, rebuilt as ``masked_max`` does;
+        ``None`` unless ``P`` of both runs is the balanced tree over them (then cutting them
+        makes the two P one node)."""
+        result = []
+        for record, lanes in ((runs.dense, size), (runs.sparse, kept)):
+            products = record["products"]["products"]
+            candidates = [ops.ite(p.nonzero, p.raw, ops.const(MIN_EXP, EXP_WIDTH))
+                          for p in products]
+            chunks = [ops.smax_all(candidates[i:i + lanes])
+                      for i in range(0, len(candidates), lanes)]
+            if ops.smax_all(chunks).node is not record["block_choice"]["max_raw"].node:
+                return None
+            result.append(chunks)
+        return result[0], result[1]
+
+    def chunks_agree(part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            maxima = chunk_maxima(ops, runs)
+            if maxima is None:
+                raise InternalError(f"{desc.name}: P is no longer the tree of chunk maxima")
+            differ = ops.any_(ops.ne(maxima[0][c], maxima[1][c]) for c in part)
+            return ops.and_(runs.hypothesis, differ), {}
+
+        return body
+
+    def maxima_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        bad = ops.and_(runs.hypothesis,
+                       ops.any_(_differ(ops, x, y) for x, y in choice(runs)))
+        maxima = chunk_maxima(ops, runs)
+        if not isinstance(ops, TraceOps) or maxima is None:
+            return bad, {}
+        stand_in = {}
+        for c, (x, y) in enumerate(zip(*maxima)):
+            stand_in[x.node.id] = stand_in[y.node.id] = ops.variable(f"cut!chunk{c}",
+                                                                     x.width).node
+        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
+
+    def in_range(which: tuple[str, ...], part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            facts = quanta_range(ops, desc, runs, which, part, per_lane)
+            return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
+
+        return body
+
+    def units_relate(which: tuple[str, ...], part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            if not isinstance(ops, TraceOps):
+                return runs.violation(ops), {}
+            facts = [fact for role in which for fact in _block_relation(
+                ops, runs, role, size, kept, per_lane, part)]
+            bad = ops.and_(runs.hypothesis,
+                           *quanta_range(ops, desc, runs, which, part, per_lane),
+                           ops.not_(ops.all_(facts)))
+            stand_in = choice_cut(ops, runs)
+            (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+            return ops.wrap_bool(cut), {}
+
+        return body
+
+    def word_equal(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        if not isinstance(ops, TraceOps):
+            return runs.violation(ops), {}
+        stand_in = choice_cut(ops, runs)
+        premises = []
+        for role in roles:
+            dense, sparse = runs.dense["groups"][role], runs.sparse["groups"][role]
+            free_sparse = [ops.variable(f"cut!{role}!sparse{i}", u.width)
+                           for i, u in enumerate(sparse)]
+            (c_node,), _ = cut_nodes([runs.sparse["block_choice"]["c_dominant"].node],
+                                     lambda n: stand_in.get(n.id), ops=ops)
+            c_path = ops.wrap_bool(c_node)
+            if per_lane:
+                free_dense = [ops.variable(f"cut!{role}!dense{j}", u.width)
+                              for j, u in enumerate(dense)]
+                relation = _unit_relation(ops, runs, free_dense, free_sparse, size, kept)
+                premises += ([ops.implies(c_path, f) for f in relation] if role == "c_units"
+                             else relation)
+            else:
+                free_dense = [ops.sext(x, u.width) for x, u in zip(free_sparse, dense)]
+                if role == "c_units":
+                    free_dense = [ops.ite(c_path, x, ops.variable(f"cut!{role}!other{g}",
+                                                                  x.width))
+                                  for g, x in enumerate(free_dense)]
+            for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
+                stand_in.setdefault(real.node.id, free.node)
+        for f, (x, y) in zip(flags, specials(runs)):
+            shared = ops.bool_variable(f"cut!{f}")
+            stand_in[x.node.id] = stand_in[y.node.id] = shared.node
+        (cut,), _ = cut_nodes([runs.violation(ops).node], lambda n: stand_in.get(n.id),
+                              ops=ops)
+        words = {name for name, _ in variables if name[0] in "ab"}
+        reached = {n.params[0] for n in free_variables([cut])} & words
+        if reached:
+            raise InternalError(f"{desc.name}: with its units, path choice and special "
+                                f"flags cut, D still reads {sorted(reached)[:4]}")
+        return ops.and_(ops.wrap_bool(cut), *premises), {}
+
+    def label(which: tuple[str, ...], part: range) -> str:
+        if per_lane:
+            return f"lanes {size * part.start}-{size * part.stop - 1}"
+        path = "product" if which == ("product_units",) else "C-dominant"
+        return f"{path} groups {part.start}-{part.stop - 1}"
+
+    queries = [Query("hypothesis satisfiable", "exists", variables, possible),
+               Query("specials-agree", "forall", variables, agree(specials), lift=violation),
+               *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
+                       f"{size * part.stop - 1})", "forall", variables, chunks_agree(part),
+                       lift=violation) for part in chunk_parts),
+               Query("maxima-agree (chunk maxima cut)", "forall", variables, maxima_agree,
+                     lift=violation, cut_at="the chunk maxima"),
+               *(Query(f"quanta-range ({label(*part)})", "forall", variables, in_range(*part),
+                       lift=violation) for part in parts),
+               *(Query(f"units-relate (maxima cut, {label(*part)})", "forall", variables,
+                       units_relate(*part), cut_products=per_lane,
+                       cut_at="the maxima")
+                 for part in parts),
+               Query("word-equal (units, choice, special flags cut)", "forall", variables,
+                     word_equal, cut_at="the units, path choice and special flags")]
+    return queries, ("two runs: build_dot (sparse) and the dense rules on the logical K ("
+                     f"{_block_detail(desc)}) with A and B zeroed where the nibble mask is "
+                     "clear, cut at the maxima P and S, the units their groups stages report and "
+                     "their special flags: each cut's relation is proved on the real nodes "
+                     "first")
+
+
+PRODUCTS_PER_UNIT_QUERY = 16
+"""A block ``units-relate`` query covers the groups of at most this many compacted lanes."""
+
+
 def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:
     if desc.family == "window":
-        return check_queries("sparse-masking", desc, k, masking_lemmas(desc, k), settings,
-                             LEMMAS, "stage lemmas + congruence (proofs/sparse.py docstring)")
-    return check_queries("sparse-masking", desc, k, block_masking_lemmas(desc, k), settings,
-                         LEMMAS, _block_detail(desc))
+        queries, detail = masking_chain(desc, k)
+        return check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
+    queries, detail = block_masking_chain(desc, k)
+    return check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
 
 
 def _block_detail(desc: Descriptor) -> str:

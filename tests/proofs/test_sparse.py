@@ -7,7 +7,18 @@ import dataclasses
 import pytest
 
 from tcspec.proofs import sparse
-from tcspec.proofs.core import CHAIN, LEMMAS, PROVED, REFUTED, UNKNOWN, Settings, decide
+from tcspec.proofs.constants import SPARSE_CHUNK, SPARSE_KEPT, SPARSE_LEGAL, SPARSE_RULE
+from tcspec.proofs.core import (
+    CHAIN,
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    Query,
+    Row,
+    Settings,
+    check_queries,
+    decide,
+)
 from tcspec.proofs.runner import select_rows
 from tcspec.proofs.stages import traced_inputs, window_stages
 from tcspec.smt.trace import TraceOps
@@ -15,8 +26,9 @@ from tcspec.spec.accumulate import masked_max
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import rules_for
 from tcspec.spec.catalog import DotInputs, build_dot, compact_sparse, logical_k_step, lookup
+from tcspec.spec.descriptor import SPARSE_CHUNKS, Descriptor
 from tcspec.spec.formats import FORMATS, decode_float
-from tcspec.spec.sparse import chunk_selectors
+from tcspec.spec.sparse import CHUNK_SIZES, LEGAL_SELECTORS, chunk_selectors
 
 FAST = Settings(second_solver=None, timeout=60)
 UNSCALED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e5m2",
@@ -69,12 +81,57 @@ def test_mask_reads_nibbles_least_significant_first() -> None:
     assert chunk_selectors(ops, metadata, 8)[1].node.value == 0xE
 
 
-def test_masking_lemmas_hold_but_do_not_prove_sparse_tf32_k4() -> None:
+def test_masking_chain_proves_sparse_tf32_k4() -> None:
     row = sparse.check_masking(lookup("sparse-tf32").descriptor, 4, FAST)
-    assert row.result == UNKNOWN and row.method == LEMMAS and "prose" in row.detail
-    assert all(lem["result"] == PROVED for lem in row.lemmas)
-    assert [lem["name"] for lem in row.lemmas] == ["specials", "maxima per chunk",
-                                                   "zero-lane", "units-sum", "convert"]
+    assert row.result == PROVED and row.method == CHAIN
+    assert [lem["name"] for lem in row.lemmas] == [
+        "hypothesis satisfiable", "specials-agree", "quanta-agree",
+        "units-relate (quanta cut, lanes 0-3)", "word-equal (units, quanta, special flags cut)"]
+    assert all(lem["result"] in (PROVED, "witness") for lem in row.lemmas)
+
+
+def test_masking_chain_refutes_a_wrong_mask_with_replayed_words() -> None:
+    """With 0x4 read as "keep the upper element", a lemma of the chain fails and its model
+    lifts to input words on which sparse and masked dense differ on the scalar lowering."""
+    desc = lookup("sparse-tf32").descriptor
+    queries, _ = sparse.masking_chain(desc, 4, swapped_halves)
+    row = core_row(desc, queries)
+    assert row.result == REFUTED
+    assert row.words["sparse"] != row.words["masked_dense"]
+
+
+def test_masking_chain_parts_cover_every_lane() -> None:
+    queries, _ = sparse.masking_chain(lookup("sparse-e4m3").descriptor, 64)
+    parts = [q.name for q in queries if q.name.startswith("units-relate")]
+    assert parts == [f"units-relate (quanta cut, lanes {i}-{i + 15})" for i in range(0, 64, 16)]
+
+
+def test_kept_positions_follow_section_5() -> None:
+    """Slots hold positions in ascending logical order: 0x9 keeps 1 and 2 (two of 4), and
+    for pairs 0xD keeps pairs 1 and 3, i.e. elements 2, 3, 6, 7."""
+    ops = TraceOps()
+    held = [[p for p, f in enumerate(slot) if f.node.value]
+            for slot in sparse.kept_positions(ops, ops.const(0x9, 4), "two")]
+    assert held == [[1], [2]]
+    held = [[p for p, f in enumerate(slot) if f.node.value]
+            for slot in sparse.kept_positions(ops, ops.const(0xD, 4), "pairs")]
+    assert held == [[2], [3], [6], [7]]
+    held = [[p for p, f in enumerate(slot) if f.node.value]
+            for slot in sparse.kept_positions(ops, ops.const(0xE, 4), "one")]
+    assert held == [[1]]
+
+
+def core_row(desc: Descriptor, queries: list[Query]) -> Row:
+    return check_queries("sparse-masking", desc, 4, queries, FAST, CHAIN)
+
+
+def test_sparse_constants_match_the_catalog() -> None:
+    """proofs/constants' section-5 tables (what the properties state) agree with spec/'s
+    (what the datapaths run) on the unbroken specification."""
+    for kind, (size, rule) in SPARSE_CHUNKS.items():
+        assert SPARSE_RULE[kind] == rule and SPARSE_CHUNK[rule] == size == CHUNK_SIZES[rule]
+        assert SPARSE_LEGAL[rule] == LEGAL_SELECTORS[rule]
+        assert SPARSE_KEPT[rule] * 2 == size
 
 
 def test_wrong_mask_is_refuted_and_replayed() -> None:
@@ -110,8 +167,12 @@ def test_rows_are_selectable() -> None:
 @pytest.mark.full
 @pytest.mark.parametrize("name", sparse.MASKING_REQUIRED)
 def test_masking_required_rows(name: str) -> None:
+    """Window paths and MXF8F6F4 prove as chains; the FP4 families' group queries do not
+    finish in 120 s (their rows say unknown and name the query)."""
     desc = lookup(name).descriptor
-    assert sparse.check_masking(desc, desc.k, Settings(second_solver=None)).result == UNKNOWN
+    row = sparse.check_masking(desc, desc.k, Settings(second_solver=None))
+    expected = UNKNOWN if name in ("sparse-nvfp4", "sparse-mxf4") else PROVED
+    assert row.result == expected and row.method == CHAIN
 
 
 @pytest.mark.full
