@@ -284,6 +284,31 @@ def check_queries(prop: str, desc: Descriptor, k: int, queries: Sequence[Query],
     return row_from_outcomes(prop, desc, k, outcomes, method, detail)
 
 
+def lift_refuted(row: Row, monolithic: Query, settings: Settings) -> Row:
+    """A chain row that stopped at a lemma the solver refuted (a model that is not yet a
+    counterexample of the property) asks the property's monolithic violation once, within
+    the row's time limit: replayed words make the row ``refuted``; otherwise it stays
+    ``unknown`` naming the refuted lemma."""
+    refuted_lemma = row.result == UNKNOWN and any(
+        lem["result"] == REFUTED or (lem["result"] == UNKNOWN and
+                                     lem["reason"].startswith(REFUTED_LEMMA_REASONS))
+        for lem in row.lemmas)
+    if not refuted_lemma:
+        return row
+    outcome = decide(monolithic, settings.solver, settings.timeout)
+    row.seconds += outcome.seconds
+    if outcome.result == REFUTED and outcome.words:
+        return dataclasses.replace(row, result=REFUTED, words=outcome.words, detail=(
+            f"{row.detail}; asked monolithically after that, {monolithic.name} is refuted "
+            f"by replayed words ({outcome.seconds:.1f}s)"))
+    row.detail += f"; the monolithic {monolithic.name}: {outcome.result} ({outcome.seconds:.1f}s)"
+    return row
+
+
+REFUTED_LEMMA_REASONS = ("the lemma is refuted", "the model of the query")
+"""How :func:`decide` words an ``unknown`` whose query the solver refuted."""
+
+
 # ------------------------------------------------------------ datapath helpers
 
 

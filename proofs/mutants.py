@@ -52,7 +52,8 @@ BREAKERS = (
             "    top, present = max_raw(ops, terms)\n",
             "    top, present = max_raw(ops, terms[1:])\n",
             ("sign-symmetry", "dense-tf32", 2),
-            kills=(("sign-symmetry", "dense-tf32", 8), ("permutation", "dense-tf32", 8)),
+            kills=(("sign-symmetry", "dense-tf32", 8), ("permutation", "dense-tf32", 8),
+                   ("sparse-masking", "sparse-tf32", 16)),
             keeps=(("sparse-non-interference", "sparse-tf32", 16),), cheap=True),
     Breaker("align-floors-negatives", "alignment", "accumulate.py",
             "    return ops.ite(negative, ops.neg(magnitude), magnitude)\n",
@@ -71,14 +72,14 @@ BREAKERS = (
             "    return ops.sum([ops.sext(u, width) for u in units])\n",
             "    return ops.sum([ops.sext(u, width) for u in units[1:]])\n",
             ("permutation", "dense-tf32", 2),
-            kills=(("permutation", "dense-tf32", 8),),
+            kills=(("permutation", "dense-tf32", 8), ("sparse-masking", "sparse-tf32", 16)),
             keeps=(("sparse-non-interference", "sparse-tf32", 16),), cheap=True),
     Breaker("tf32-clears-12-bits", "decode", "formats.py",
             'FloatFormat("tf32", 8, 10, 127, 32, cleared_bits=13)',
             'FloatFormat("tf32", 8, 10, 127, 32, cleared_bits=12)',
             ("tf32-ignores-low-bits", "dense-tf32", 2),
             kills=(("tf32-ignores-low-bits", "dense-tf32", 8),),
-            keeps=(("permutation", "dense-tf32", 8),)),
+            keeps=(("permutation", "dense-tf32", 8), ("sparse-masking", "sparse-tf32", 16))),
     Breaker("noncanonical-nan", "specials", "specials.py",
             "    return (1 << (fmt.exp_bits + fmt.frac_bits)) - 1\n",
             "    return 1 << (fmt.exp_bits + fmt.frac_bits - 1) | (((1 << fmt.exp_bits) - 1)"
@@ -96,7 +97,8 @@ BREAKERS = (
             "        return [ops.ite(ops.eq(selector, 0xE), chunk[1], chunk[0])]\n",
             "        return [ops.ite(ops.eq(selector, 0x4), chunk[1], chunk[0])]\n",
             ("sparse-non-interference", "sparse-tf32", 4),
-            kills=(("sparse-non-interference", "sparse-tf32", 16),),
+            kills=(("sparse-non-interference", "sparse-tf32", 16),
+                   ("sparse-masking", "sparse-tf32", 16)),
             keeps=(("permutation", "dense-tf32", 8),)),
     Breaker("nvfp4-groups-of-2", "group size", "blockscaled.py",
             "product_group=4, c_dominant_group=16)",
@@ -291,6 +293,8 @@ def _witness_query(prop: str, name: str, k: int) -> Any:
         return compiler_facts.single_lane_query(desc, k, 0)
     if prop == "sparse-non-interference":
         return sparse.interference_query(desc, k)
+    if prop == "sparse-masking":
+        return sparse.masking_query(desc, k)
     raise ValueError(f"no counterexample query for {prop}")
 
 

@@ -47,6 +47,7 @@ from tcspec.proofs.core import (
     check_queries,
     dot_inputs,
     layout_variables,
+    lift_refuted,
     run_dot,
 )
 from tcspec.proofs.cutpoints import recorded
@@ -775,9 +776,11 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
                   "quantum its convert stage encodes (each query assumes on its cut variables "
                   "only what an earlier query proved on the real nodes), and at the "
                   "multipliers; each query its own time limit")
-        return check_queries("sign-symmetry", desc, k, queries, settings, CHAIN, detail)
-    share = dataclasses.replace(settings, timeout=settings.timeout / 2)
-    return check_queries("sign-symmetry", desc, k, queries, share, CHAIN, detail)
+    share = (dataclasses.replace(settings, timeout=settings.timeout / 2)
+             if desc.family == "window" else settings)
+    row = check_queries("sign-symmetry", desc, k, queries, share, CHAIN, detail)
+    return lift_refuted(row, dataclasses.replace(sign_query(desc, k, "a"), cut_products=False),
+                        settings)
 
 
 def lemma_row(desc: Descriptor, k: int, settings: Settings) -> Row:

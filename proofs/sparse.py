@@ -87,6 +87,7 @@ from tcspec.proofs.core import (
     check_queries,
     dot_inputs,
     layout_variables,
+    lift_refuted,
     run_dot,
 )
 from tcspec.proofs.cutpoints import Record, recorded
@@ -1104,11 +1105,10 @@ PRODUCTS_PER_UNIT_QUERY = 16
 
 
 def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:
-    if desc.family == "window":
-        queries, detail = masking_chain(desc, k)
-        return check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
-    queries, detail = block_masking_chain(desc, k)
-    return check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
+    chain = masking_chain if desc.family == "window" else block_masking_chain
+    queries, detail = chain(desc, k)
+    row = check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
+    return lift_refuted(row, masking_query(desc, k), settings)
 
 
 def _block_detail(desc: Descriptor) -> str:

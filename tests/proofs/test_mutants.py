@@ -25,6 +25,15 @@ def test_cheap_breakers_kill_and_keep(name: str) -> None:
     assert name in kill_table([verdict])
 
 
+def test_lane_0_breaker_refutes_every_row_it_falsifies() -> None:
+    """Issue 16's breaker: no row it falsifies says ``proved``, and the chain rows that stop
+    at a refuted lemma are lifted to replayed input words (``refuted``), not ``unknown``."""
+    verdict = run_breaker(breaker_named("window-drops-lane-0"))
+    kills = {r["property"]: r["result"] for r in verdict.rows if r["role"] == "kill"}
+    assert kills == {"sign-symmetry": "refuted", "permutation": "refuted",
+                     "sparse-masking": "refuted"}
+
+
 def test_an_unknown_breaker_is_named() -> None:
     with pytest.raises(ValueError, match="unknown breaker 'nope'"):
         breaker_named("nope")
