@@ -856,17 +856,16 @@ differences cannot wrap in EXP_WIDTH bits."""
 def quanta_range(ops: Ops, desc: Descriptor, runs: _MaskRuns,
                  which: Sequence[str] = ("product_units", "c_units"),
                  part: range | None = None, per_lane: bool = False) -> list[Bool]:
-    """Where the chosen quanta lie, in both runs: the product quantum at least every
-    nonzero product group's top raw minus the product window (section 4), the C-dominant
-    one as well when that path is taken, each below :data:`QUANTUM_CEILING` when some
-    product is nonzero (when that path is taken). ``which`` and ``part``: the groups of
-    those paths (chunks of lanes for groups of one), and the ceilings with the first."""
+    """Where the chosen quanta lie, in both runs: for every nonzero product group, the
+    product quantum at least its top raw minus the product window (section 4) and below
+    :data:`QUANTUM_CEILING`; the C-dominant one too when that path is taken. ``which``
+    and ``part``: the groups of those paths (chunks of lanes for groups of one)."""
     window = PRODUCT_WINDOW[block_family(desc)]
     size, rule = sparse_rule(desc)
     facts = []
     for record, lanes in ((runs.dense, size), (runs.sparse, SPARSE_KEPT[rule])):
         choice, groups = record["block_choice"], record["groups"]
-        for name, role, when in (("product_quantum", "product_units", choice["any_product"]),
+        for name, role, when in (("product_quantum", "product_units", ops.true()),
                                  ("c_quantum", "c_units", choice["c_dominant"])):
             if role not in which:
                 continue
@@ -875,11 +874,9 @@ def quanta_range(ops: Ops, desc: Descriptor, runs: _MaskRuns,
             if part is not None:
                 step = lanes if per_lane else 1
                 chosen = chosen[step * part.start:step * part.stop]
-            if part is None or part.start == 0:
-                facts.append(ops.implies(when, ops.slt(q, QUANTUM_CEILING)))
-            facts += [ops.implies(ops.and_(when, group.nonzero),
-                                  ops.sge(q, ops.sub(group.top_raw, window)))
-                      for group in chosen]
+            facts += [ops.implies(ops.and_(when, group.nonzero), ops.and_(
+                ops.sge(q, ops.sub(group.top_raw, window)), ops.slt(q, QUANTUM_CEILING)))
+                for group in chosen]
     return facts
 
 
@@ -889,15 +886,15 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
     ``chunk-maxima-agree``: each chunk's maximum product raw is equal in both
     runs, and P of each run is the balanced tree over those maxima (checked);
-    ``maxima-agree``: with the chunk maxima cut, P, S and "some product is
-    nonzero" agree, so with those cut the path choice and both quanta are one
-    node. ``quanta-range``: the quanta lie where section 4 puts them
-    (:func:`quanta_range`). ``units-relate`` (P, S and "any" one free set,
-    under that range; products cut for groups of one, else kept, as the group
-    sums need their magnitude bounds): each path's units of every group (of
-    every lane, for groups of one product) on the dense side are those of the
-    sparse group (lane) they correspond to, C's too. ``word-equal``: the
-    violation with every unit, P, S, "any" and the special flags cut under
+    ``maxima-agree``: with the chunk maxima cut, P, S, "some product is
+    nonzero", the path choice and both quanta agree. ``quanta-range``: the
+    quanta lie where section 4 puts them (:func:`quanta_range`).
+    ``units-relate`` (the choice, both quanta and S one free set, under that
+    range; products cut for groups of one, else kept, as the group sums need
+    their magnitude bounds): each path's units of every group (of every lane,
+    for groups of one product) on the dense side are those of the sparse group
+    (lane) they correspond to, C's too. ``word-equal``: the violation with
+    every unit, the choice, the quanta, S and the special flags cut under
     exactly those relations; D then reads no A or B word (checked). A unit that
     is one node in both runs (C's units at the C-dominant quantum, a function
     of C alone) takes the dense side's variable; the sparse side's is then only
@@ -908,7 +905,8 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     per_lane = product_group(desc) == 1
     variables = layout_variables(desc, k)
     flags = ("is_nan", "is_inf", "inf_negative")
-    maxima = ("max_raw", "scale_max", "any_product")
+    chosen = ("c_dominant", "c_quantum", "product_quantum", "scale_max")
+    maxima = ("max_raw", "any_product", *chosen)
     roles = ("product_units", "c_units")
     if per_lane:
         per = max(1, LANES_PER_UNIT_QUERY // size)
@@ -944,11 +942,12 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         return [(runs.dense["block_choice"][n], runs.sparse["block_choice"][n]) for n in maxima]
 
     def choice_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
-        """P, S and "any product" of both runs one shared free set (then both runs' path
-        choice and quanta are one node: the same function of them and of C)."""
+        """The path choice, both quanta and S of both runs one shared free set (sound by
+        ``maxima-agree``)."""
         stand_in = {}
-        for name, (x, y) in zip(maxima, choice(runs)):
-            shared = (ops.bool_variable(f"cut!{name}") if name == "any_product" else
+        for name in chosen:
+            x, y = runs.dense["block_choice"][name], runs.sparse["block_choice"][name]
+            shared = (ops.bool_variable(f"cut!{name}") if name == "c_dominant" else
                       ops.variable(f"cut!{name}", x.width))
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
         return stand_in
@@ -1043,9 +1042,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
             dense, sparse = runs.dense["groups"][role], runs.sparse["groups"][role]
             free_sparse = [ops.variable(f"cut!{role}!sparse{i}", u.width)
                            for i, u in enumerate(sparse)]
-            (c_node,), _ = cut_nodes([runs.sparse["block_choice"]["c_dominant"].node],
-                                     lambda n: stand_in.get(n.id), ops=ops)
-            c_path = ops.wrap_bool(c_node)
+            c_path = ops.wrap_bool(stand_in[runs.sparse["block_choice"]["c_dominant"].node.id])
             if per_lane:
                 free_dense = [ops.variable(f"cut!{role}!dense{j}", u.width)
                               for j, u in enumerate(dense)]
@@ -1087,21 +1084,22 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                      lift=violation, cut_at="the chunk maxima"),
                *(Query(f"quanta-range ({label(*part)})", "forall", variables, in_range(*part),
                        lift=violation) for part in parts),
-               *(Query(f"units-relate (maxima cut, {label(*part)})", "forall", variables,
+               *(Query(f"units-relate (choice cut, {label(*part)})", "forall", variables,
                        units_relate(*part), cut_products=per_lane,
-                       cut_at="the maxima")
+                       cut_at="the path choice")
                  for part in parts),
-               Query("word-equal (units, choice, special flags cut)", "forall", variables,
+               Query("word-equal (units, path choice, special flags cut)", "forall", variables,
                      word_equal, cut_at="the units, path choice and special flags")]
     return queries, ("two runs: build_dot (sparse) and the dense rules on the logical K ("
                      f"{_block_detail(desc)}) with A and B zeroed where the nibble mask is "
-                     "clear, cut at the maxima P and S, the units their groups stages report and "
-                     "their special flags: each cut's relation is proved on the real nodes "
-                     "first")
+                     "clear, cut at the chunk maxima, the path choice, the units their groups "
+                     "stages report and their special flags: each cut's relation is proved "
+                     "on the real nodes first")
 
 
-PRODUCTS_PER_UNIT_QUERY = 16
-"""A block ``units-relate`` query covers the groups of at most this many compacted lanes."""
+PRODUCTS_PER_UNIT_QUERY = 4
+"""A block ``units-relate`` query covers the groups of at most this many compacted lanes (at
+least one group): one NVFP4 group takes about 40 s, four give no answer in 120 s."""
 
 
 def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:
