@@ -4,59 +4,24 @@ compact_sparse, spec/window, spec/blockscaled, spec/accumulate, spec/convert, sp
 SEMANTICS.md section 5: the metadata keeps some positions of each chunk of
 the logical K; disabled positions do not exist.
 
-- **Masking equivalence**: under the legality predicate, the sparse word
-  equals the dense datapath on the full logical K with A and B zeroed at the
-  disabled positions. The mask is computed here straight from the nibble
-  bits (:func:`active_mask`), not through ``spec/sparse.py``'s selection,
-  so a nibble-order or field-order bug there cannot sit on both sides.
-  Block-scaled paths run the dense rules on the logical K with every scale
-  block doubled and the FP4 families' exact-sum groups doubled (NVFP4 4 -> 8,
-  MXF4 16 -> 32); MXF8F6F4 keeps per-product truncation (groups of 1).
+- **Masking equivalence**: under legal metadata, the sparse word equals the
+  dense datapath on the full logical K with A and B zeroed at the disabled
+  positions. The mask, the slots (which logical position each compacted lane
+  holds) and the legal selectors are computed here from the nibble bits and
+  :mod:`proofs.constants`, not through ``spec/sparse.py``, so a nibble-order,
+  field-order or legality bug there cannot sit on both sides. Block-scaled
+  paths run the dense rules on the logical K with every scale block doubled
+  and the FP4 families' exact-sum groups doubled (NVFP4 4 -> 8, MXF4
+  16 -> 32); MXF8F6F4 keeps per-product truncation (groups of 1).
 - **Non-interference**: two inputs that agree on the active positions (and
   on C, scales and metadata) give the same word, whatever the disabled
   positions hold.
 
-Unscaled masking is proved by lemmas at the window datapath's stage
-boundaries (:func:`proofs.stages.window_stages` rebuilds the datapath from
-exactly those stage functions; a test checks it is the spec's own DAG node):
-
-1. ``specials``: the special-value classification of both sides is equal;
-2. ``maxima per chunk``: over free per-lane raws and nonzero flags, a chunk's
-   masked maximum equals its selected lanes' maximum; the window exponent
-   is one balanced tree of the chunks' maxima, then C, then the clamp, on
-   both sides (a test checks the tree), so the quanta are equal;
-3. ``zero-lane``: a lane whose A and B words are 0 aligns to 0 units, for
-   every quantum;
-4. ``units-sum``: for free per-lane unit counts ``u`` (what every lane's
-   decode/product/align stage yields, one function of its A and B words),
-   the exact sum of the masked lanes ``ite(active, u, 0)`` equals the exact
-   sum of the lanes the spec selects, with C's units added on both sides;
-5. ``convert``: the conversion of a unit count does not depend on how wide
-   the (sign-extended) register holding it is.
-
-Between the lemmas, two steps are pure congruence (equal inputs to one
-function give equal outputs): a lane function applied to ``ite(m, a, 0)``
-is ``ite(m, f(a), f(0))``, and applied to a selection (an ``ite`` chain on
-the selector) it is the same selection of ``f``'s values.
-Block-scaled masking follows the same pattern over block_scaled_dot's
-stage values, read from its own ``ops.observe`` reports (:func:`recorded`):
-``specials`` (over the words); ``maxima per chunk`` and ``any product``
-(P, S and "some product is nonzero" over free per-lane raws and flags; the
-maxima over K are one balanced tree of the chunks' maxima on both sides, and
-the path and the quanta are functions of P, S and C); per exact-sum
-group, ``group of G`` (the masked 2G logical lanes and the selected G lanes
-give the same units at every usable quantum, with the MXF4 per-group C
-merge), or for MXF8F6F4's groups of one
-``zero-lane`` and ``units-sum`` as above; and ``sums, conversion, floor,
-specials`` (:func:`block_tail` on free units equal in value, registers of
-different widths). A test rebuilds every recorded stage value and the
-word from exactly these functions.
-
-The masking rows are therefore ``lemmas`` rows: never ``proved`` (the
-congruence steps above are prose). Non-interference is a ``chain`` on
-``build_dot``'s own DAG (:func:`interference_chain`): a selection query on
-the compacted lanes its ``sparse`` stage reports, then the same-word query
-with those lanes cut (one free variable per lane, shared by both runs).
+Both are ``chain`` rows over ``build_dot``'s own DAGs: masking by
+:func:`masking_chain` (window paths) and :func:`block_masking_chain`
+(block paths), each cut at the stage values the two runs report and each
+cut's relation proved on the real nodes first; non-interference by
+:func:`interference_chain`, cut at the compacted lanes.
 """
 
 from __future__ import annotations
@@ -91,36 +56,23 @@ from tcspec.proofs.core import (
     run_dot,
 )
 from tcspec.proofs.cutpoints import Record, recorded
-from tcspec.proofs.stages import WindowRun, formats_of, window_stages
 from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import Node, TraceOps, cut_nodes
-from tcspec.spec.accumulate import align_to_window, exact_product, exact_sum, masked_max
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import (
-    F32,
     MXF8F6F4_RULES,
     BlockRules,
-    GroupSum,
-    align_group,
     block_scaled_dot,
-    exact_group_sum,
     rules_for,
 )
-from tcspec.spec.blockscaled import _apply_subnormal_floor as apply_subnormal_floor
 from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
-from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import (
     EXP_WIDTH,
     FORMATS,
     MIN_EXP,
-    Decoded,
     FloatFormat,
-    Term,
-    decode_float,
 )
-from tcspec.spec.specials import Specials, apply_specials
-from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
 SPARSE_PATHS = tuple(name for name, path in CATALOG.items() if path.descriptor.sparse)
 MASKING_REQUIRED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e2m1",
@@ -241,108 +193,6 @@ def masking_query(desc: Descriptor, k: int,
 
 def _meta_words(inputs: DotInputs) -> dict[str, BV]:
     return {f"meta{i}": word for i, word in enumerate(inputs.metadata)}
-
-
-# ------------------------------------------- the window datapath, stage by stage
-
-
-def _both_sides(ops: Ops, desc: Descriptor, k: int, values: Variables
-                ) -> tuple[DotInputs, list[Bool], WindowRun, WindowRun]:
-    """The masked dense run and the sparse run of a window path, stage by stage."""
-    inputs = dot_inputs(desc, k, values)
-    mask = active_mask(ops, desc, inputs.metadata, k)
-    dense = window_stages(ops, desc, DotInputs(masked(ops, inputs.a, mask),
-                                               masked(ops, inputs.b, mask), inputs.c))
-    _, active = compact_sparse(ops, desc, inputs)
-    sparse = window_stages(ops, desc, DotInputs(active.a, active.b, inputs.c))
-    return inputs, mask, dense, sparse
-
-
-def specials_lemma(desc: Descriptor, k: int) -> Query:
-    """Both sides classify the special values alike."""
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        inputs, _, dense, sparse = _both_sides(ops, desc, k, values)
-        differ = ops.or_(*(ops.xor_(getattr(dense.specials, f), getattr(sparse.specials, f))
-                           for f in ("is_nan", "is_inf", "inf_negative")))
-        return ops.and_(legal(ops, desc, inputs), differ), _meta_words(inputs)
-
-    return Query("specials", "forall", layout_variables(desc, k), body)
-
-
-def _lane_units(ops: Ops, desc: Descriptor, a: BV, b: BV, quantum: BV) -> BV:
-    fa, fb, _ = formats_of(desc)
-    term = exact_product(ops, decode_float(ops, fa, a).term, decode_float(ops, fb, b).term)
-    return align_to_window(ops, term, quantum, WINDOW_BITS)
-
-
-def zero_lane_lemma(desc: Descriptor) -> Query:
-    """A lane whose A and B words are 0 is 0 units at every quantum."""
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        units = _lane_units(ops, desc, ops.const(0, 32), ops.const(0, 32), values["q"])
-        return ops.ne(units, 0), {"units": units}
-
-    return Query("zero-lane", "forall", (("q", EXP_WIDTH),), body)
-
-
-def _unit_widths(desc: Descriptor) -> tuple[int, int]:
-    """Static widths of a lane's and of C's aligned units."""
-    from tcspec.smt.trace import TraceOps
-
-    ops = TraceOps()
-    q = ops.variable("q", EXP_WIDTH)
-    lane = _lane_units(ops, desc, ops.variable("a", 32), ops.variable("b", 32), q)
-    c = align_to_window(ops, decode_float(ops, formats_of(desc)[2], ops.variable("c", 32)).term,
-                        q, WINDOW_BITS)
-    return lane.width, c.width
-
-
-def units_sum_lemma(desc: Descriptor, k: int, keeps: Keeps = keeps_position,
-                    widths: tuple[int, int] | None = None) -> Query:
-    """Free lane units: the masked sum equals the sum of the lanes the spec selects."""
-    lane_width, c_width = widths or _unit_widths(desc)
-    meta = [(name, width) for name, width in layout_variables(desc, k) if name.startswith("meta")]
-    variables = (tuple((f"u{i}", lane_width) for i in range(k)) + (("uc", c_width),)
-                 + tuple(meta))
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        units = [values[f"u{i}"] for i in range(k)]
-        metadata = [values[name] for name, _ in meta]
-        lanes = DotInputs(units, units, values["uc"], metadata=metadata)
-        mask = active_mask(ops, desc, metadata, k, keeps)
-        dense = exact_sum(ops, [*masked(ops, units, mask), values["uc"]])
-        _, active = compact_sparse(ops, desc, lanes)
-        sparse = exact_sum(ops, [*active.a, values["uc"]])
-        return (ops.and_(legal(ops, desc, lanes), ops.ne(dense, ops.sext(sparse, dense.width))),
-                {"dense_sum": dense, "sparse_sum": sparse, **_meta_words(lanes)})
-
-    return Query("units-sum", "forall", variables, body)
-
-
-def total_widths(desc: Descriptor, k: int) -> tuple[int, int]:
-    """Static widths of the exact sum on the masked dense side and on the sparse side."""
-    from tcspec.smt.trace import TraceOps
-
-    ops = TraceOps()
-    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    _, _, dense, sparse = _both_sides(ops, desc, k, values)
-    return dense.total.width, sparse.total.width
-
-
-def convert_lemma(desc: Descriptor, k: int) -> Query:
-    """Converting a unit count does not depend on the width of its sign-extended register."""
-    wide, narrow = total_widths(desc, k)
-    fd = formats_of(desc)[2]
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        x, q = values["x"], values["q"]
-        rounding = DESTINATIONS[fd.name]
-        small = encode_float(ops, x, q, fd, rounding)
-        large = encode_float(ops, ops.sext(x, wide), q, fd, rounding)
-        return ops.ne(small, large), {"narrow": small, "wide": large}
-
-    return Query("convert", "forall", (("x", narrow), ("q", EXP_WIDTH)), body)
 
 
 # ------------------------------------------------- the window datapath, as a chain
@@ -481,9 +331,7 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
         free_dense = [ops.variable(f"cut!dense{j}", u.width) for j, u in enumerate(dense)]
         free_sparse = [ops.variable(f"cut!sparse{i}", u.width) for i, u in enumerate(sparse)]
         for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
-            if real.node.id in stand_in:
-                raise InternalError(f"{desc.name}: two cut units share a node")
-            stand_in[real.node.id] = free.node
+            stand_in.setdefault(real.node.id, free.node)
         for f, (x, y) in zip(flags, specials(runs)):
             shared = ops.bool_variable(f"cut!{f}")
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
@@ -511,323 +359,13 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
                      "relation is proved on the real nodes first")
 
 
-# ------------------------------------------ the block-scaled datapath, stage by stage
-
-
-def block_sides(ops: Ops, desc: Descriptor, k: int, values: Variables
-                ) -> tuple[DotInputs, list[Bool], tuple[BV, Record], tuple[BV, Record]]:
-    """The masked dense run and the sparse run of a block-scaled path, with their stages."""
-    inputs = dot_inputs(desc, k, values)
-    mask = active_mask(ops, desc, inputs.metadata, k)
-    dense = recorded(ops, lambda: masked_dense(ops, desc, inputs, mask))
-    sparse = recorded(ops, lambda: run_dot(ops, desc, inputs))
-    return inputs, mask, dense, sparse
+# ------------------------------------------------- the block datapath, as a chain
 
 
 def _differ(ops: Ops, x: BV | Bool, y: BV | Bool) -> Bool:
     if isinstance(x, BV):
         return ops.ne(x, y)
     return ops.xor_(x, y)
-
-
-def block_front_lemma(desc: Descriptor, k: int, name: str, items: Sequence[str]) -> Query:
-    """Both sides agree on ``items``: ``specials`` and block_choice values (P, S, ...)."""
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        inputs, _, (_, dense), (_, sparse) = block_sides(ops, desc, k, values)
-        pairs = []
-        for item in items:
-            if item == "specials":
-                pairs += [(getattr(dense["specials"]["specials"], f),
-                           getattr(sparse["specials"]["specials"], f))
-                          for f in ("is_nan", "is_inf", "inf_negative")]
-            else:
-                pairs.append((dense["block_choice"][item], sparse["block_choice"][item]))
-        differ = ops.or_(*(_differ(ops, x, y) for x, y in pairs))
-        return ops.and_(legal(ops, desc, inputs), differ), _meta_words(inputs)
-
-    return Query(name, "forall", layout_variables(desc, k), body)
-
-
-def _free_lanes(lanes: int, name: str, width: int
-                ) -> tuple[tuple[tuple[str, int], ...], Callable[[Variables], list[BV]]]:
-    names = tuple((f"{name}{i}", width) for i in range(lanes))
-    return names, lambda values: [values[n] for n, _ in names]
-
-
-def _meta_variables(desc: Descriptor, lanes: int) -> tuple[tuple[str, int], ...]:
-    chunks = lanes // sparse_rule(desc)[0]
-    return tuple((f"meta{i}", 32) for i in range(-(-chunks // NIBBLES_PER_WORD)))
-
-
-def chunk_max_lemma(desc: Descriptor) -> Query:
-    """One chunk of free per-lane ``(raw, present)`` values (a product's raw or its scale
-    raw, and whether it is nonzero): the masked maximum equals the selected lanes' one.
-
-    A masked lane is ``ite(m, (raw, present), (raw of 0, false))`` by congruence; the
-    maximum over K is the same balanced tree over the chunks' maxima on both sides."""
-    lanes = sparse_rule(desc)[0]
-    raw_names, raws_of = _free_lanes(lanes, "raw", EXP_WIDTH)
-    flag_names, flags_of = _free_lanes(lanes, "present", 1)
-    meta = _meta_variables(desc, lanes)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        raws, flags = raws_of(values), flags_of(values)
-        metadata = [values[name] for name, _ in meta]
-        chunk = DotInputs(raws, flags, values["zero_raw"], metadata=metadata)
-        mask = active_mask(ops, desc, metadata, lanes)
-        dense_top, _ = masked_max(ops, [ops.ite(m, r, values["zero_raw"])
-                                        for m, r in zip(mask, raws)],
-                                  [ops.and_(m, ops.eq(f, 1)) for m, f in zip(mask, flags)])
-        _, active = compact_sparse(ops, desc, chunk)
-        top, _ = masked_max(ops, list(active.a), [ops.eq(f, 1) for f in active.b])
-        return (ops.and_(legal(ops, desc, chunk), ops.ne(dense_top, top)),
-                {"dense_max": dense_top, "sparse_max": top})
-
-    return Query("maxima per chunk", "forall",
-                 raw_names + flag_names + (("zero_raw", EXP_WIDTH),) + meta, body)
-
-
-def any_present_lemma(desc: Descriptor, k: int) -> Query:
-    """Free per-lane nonzero flags: some masked lane is nonzero iff some selected one is."""
-    flag_names, flags_of = _free_lanes(k, "present", 1)
-    meta = _meta_variables(desc, k)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        flags = flags_of(values)
-        metadata = [values[name] for name, _ in meta]
-        lanes = DotInputs(flags, flags, flags[0], metadata=metadata)
-        mask = active_mask(ops, desc, metadata, k)
-        dense = ops.any_(ops.and_(m, ops.eq(f, 1)) for m, f in zip(mask, flags))
-        _, active = compact_sparse(ops, desc, lanes)
-        sparse = ops.any_(ops.eq(f, 1) for f in active.a)
-        return ops.and_(legal(ops, desc, lanes), ops.xor_(dense, sparse)), {}
-
-    return Query("any product", "forall", flag_names + meta, body)
-
-
-def block_front_lemmas(desc: Descriptor, k: int) -> list[Query]:
-    """Specials over the words; P, S and "any product" over free per-lane values (then
-    the path and quanta, functions of P, S and C, agree by congruence)."""
-    return [block_front_lemma(desc, k, "specials", ["specials"]), chunk_max_lemma(desc),
-            any_present_lemma(desc, k)]
-
-
-def _group_formats(desc: Descriptor) -> tuple[FloatFormat, FloatFormat, FloatFormat]:
-    fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling or ""])
-    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
-    assert isinstance(fs, FloatFormat)
-    return fa, fb, fs
-
-
-def group_units(ops: Ops, desc: Descriptor, rules: BlockRules, a: Sequence[BV],
-                b: Sequence[BV], scale_pair: Term, c: Decoded, q: BV, merged: bool
-                ) -> tuple[BV, GroupSum]:
-    """One exact-sum group's units at ``q`` (``merged``: the MXF4 per-group C merge),
-    built from the stage functions block_scaled_dot uses."""
-    fa, fb, _ = _group_formats(desc)
-    bound = max(rules.product_window, rules.c_window)
-    lanes = [exact_product(ops, decode_float(ops, fa, x).term, decode_float(ops, fb, y).term)
-             for x, y in zip(a, b)]
-    products = [exact_product(ops, e, scale_pair) for e in lanes]
-    group = exact_group_sum(ops, fa, fb, lanes, scale_pair, products)
-    units = align_group(ops, group, q, bound)
-    if merged:
-        q_c = ops.sub(c.raw, rules.c_window)
-        coarse_q = ops.smax(q, q_c)
-        coarse = ops.shl(align_group(ops, group, coarse_q, bound), ops.sub(coarse_q, q))
-        near_c = ops.and_(group.nonzero, c.term.nonzero, ops.sge(c.raw, group.top_raw))
-        units = ops.ite(near_c, coarse, units)
-    return units, group
-
-
-def group_lemma(desc: Descriptor, size: int, merged: bool, high: bool = False) -> Query:
-    """One group of ``size`` compacted lanes (``2 * size`` logical): the masked group and
-    the selected group give the same units at every usable quantum: from the group's top
-    raw minus the product window up to the largest product raw, or (``high``) above that
-    up to what a C-dominant quantum reaches."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-    fa, fb, fs = _group_formats(desc)
-    n = 2 * size
-    words = max(1, -(-n // (sparse_rule(desc)[0] * NIBBLES_PER_WORD)))
-    variables = (tuple((f"a{i}", 32) for i in range(n)) + tuple((f"b{i}", 32) for i in range(n))
-                 + tuple((f"meta{i}", 32) for i in range(words))
-                 + (("scale_a", 8), ("scale_b", 8), ("c", 32), ("q", EXP_WIDTH)))
-    largest = fa.max_raw + fb.max_raw + 2 * fs.max_raw
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        a = [values[f"a{i}"] for i in range(n)]
-        b = [values[f"b{i}"] for i in range(n)]
-        lanes = DotInputs(a, b, values["c"], metadata=[values[f"meta{i}"] for i in range(words)])
-        mask = active_mask(ops, desc, lanes.metadata, n)
-        scale_pair = exact_product(ops, decode_float(ops, fs, values["scale_a"]).term,
-                                   decode_float(ops, fs, values["scale_b"]).term)
-        c = decode_float(ops, FORMATS["f32"], values["c"])  # type: ignore[arg-type]
-        q = values["q"]
-        dense, _ = group_units(ops, desc, rules, masked(ops, a, mask), masked(ops, b, mask),
-                               scale_pair, c, q, merged)
-        _, active = compact_sparse(ops, desc, lanes)
-        sparse, group = group_units(ops, desc, rules, active.a, active.b, scale_pair, c, q,
-                                    merged)
-        if high:
-            usable = ops.and_(ops.sgt(q, largest), ops.sle(q, F32.max_raw))
-        else:
-            usable = ops.and_(ops.sge(q, ops.sub(group.top_raw, rules.product_window)),
-                              ops.sle(q, largest))
-        return (ops.and_(legal(ops, desc, lanes), usable,
-                         ops.ne(dense, ops.sext(sparse, dense.width))),
-                {"dense_units": dense, "sparse_units": sparse, "q": q})
-
-    kind = "merged " if merged else ""
-    return Query(f"{kind}group of {size}" + (" (q above every product raw)" if high else ""),
-                 "forall", variables, body)
-
-
-def block_lane_zero_lemma(desc: Descriptor) -> Query:
-    """A lane whose A and B words are 0 is 0 units, whatever the scales and quantum."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-    _, _, fs = _group_formats(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        zero = ops.const(0, 32)
-        scale_pair = exact_product(ops, decode_float(ops, fs, values["scale_a"]).term,
-                                   decode_float(ops, fs, values["scale_b"]).term)
-        c = decode_float(ops, FORMATS["f32"], zero)  # type: ignore[arg-type]
-        units, _ = group_units(ops, desc, rules, [zero], [zero], scale_pair, c, values["q"],
-                               False)
-        return ops.ne(units, 0), {"units": units}
-
-    return Query("zero-lane", "forall", (("scale_a", 8), ("scale_b", 8), ("q", EXP_WIDTH)),
-                 body)
-
-
-def _stage_widths(desc: Descriptor, k: int) -> tuple[Record, Record]:
-    from tcspec.smt.trace import TraceOps
-
-    ops = TraceOps()
-    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
-    _, _, (_, dense), (_, sparse) = block_sides(ops, desc, k, values)
-    return dense, sparse
-
-
-@dataclasses.dataclass(frozen=True)
-class _ScaleRaw:
-    """What the subnormal group floor reads of a group: its scale raw."""
-
-    scale_raw: BV
-
-
-def block_tail(ops: Ops, desc: Descriptor, c_units: Sequence[BV], product_units: Sequence[BV],
-               choice: dict[str, Any], scale_raws: Sequence[BV], specials: Specials) -> BV:
-    """Section 4 from the aligned units on: exact sums, the path, F32 (RZ), the subnormal
-    group floor, specials; what block_scaled_dot does after its groups stage."""
-    total_c, total_p = exact_sum(ops, list(c_units)), exact_sum(ops, list(product_units))
-    return block_tail_from_sums(ops, desc, total_c, total_p, product_units, choice, scale_raws,
-                                specials)
-
-
-def block_tail_from_sums(ops: Ops, desc: Descriptor, total_c: BV, total_p: BV,
-                         product_units: Sequence[BV], choice: dict[str, Any],
-                         scale_raws: Sequence[BV], specials: Specials) -> BV:
-    """:func:`block_tail` once the two exact sums are made."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-    width = max(total_c.width, total_p.width)
-    c_dominant = choice["c_dominant"]
-    total = ops.ite(c_dominant, ops.sext(total_c, width), ops.sext(total_p, width))
-    quantum = ops.ite(c_dominant, choice["c_quantum"], choice["product_quantum"])
-    finite = encode_float(ops, total, quantum, F32, "rz")
-    if rules.subnormal_floor is not None:
-        finite = apply_subnormal_floor(ops, rules.subnormal_floor, finite, c_dominant,
-                                       [_ScaleRaw(r) for r in scale_raws],  # type: ignore[misc]
-                                       product_units[:-1], product_units[-1],
-                                       choice["scale_max"], choice["product_quantum"])
-    return apply_specials(ops, specials, finite, F32)
-
-
-def block_tail_lemma(desc: Descriptor, k: int) -> Query:
-    """Free units, equal in value on both sides (sign-extended on the dense side): the same
-    word. The C-dominant units are only equal when that path is taken (elsewhere their
-    quantum may be out of the group lemma's range), so the dense side's are free there.
-    MXF8F6F4 (groups of 1, equal lane widths) starts from the two exact sums instead."""
-    dense, sparse = _stage_widths(desc, k)
-    per_lane = rules_for(desc.kind, desc.scaling or "").product_group == 1
-    names = ("c_units", "product_units")
-    if per_lane:
-        shapes = {role: [(f"{role}_total", exact_sum_width(sparse["groups"][role]))]
-                  for role in names}
-        dense_widths = {role: [exact_sum_width(dense["groups"][role])] for role in names}
-    else:
-        shapes = {role: [(f"{role}{i}", u.width) for i, u in enumerate(sparse["groups"][role])]
-                  for role in names}
-        dense_widths = {role: [u.width for u in dense["groups"][role]] for role in names}
-    groups = len(sparse["groups"]["product_groups"])
-    unused = () if per_lane else tuple(
-        (f"dense_c_units{i}", w) for i, w in enumerate(dense_widths["c_units"]))
-    variables = (tuple(v for role in names for v in shapes[role]) + unused
-                 + (("c_dominant", 1), ("c_quantum", EXP_WIDTH), ("product_quantum", EXP_WIDTH),
-                    ("scale_max", EXP_WIDTH), ("nan", 1), ("inf", 1), ("inf_negative", 1))
-                 + tuple((f"scale_raw{i}", EXP_WIDTH) for i in range(groups)))
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        choice = {name: values[name] for name in ("c_quantum", "product_quantum", "scale_max")}
-        choice["c_dominant"] = ops.eq(values["c_dominant"], 1)
-        specials = Specials(*(ops.eq(values[n], 1) for n in ("nan", "inf", "inf_negative")))
-        scale_raws = [values[f"scale_raw{i}"] for i in range(groups)]
-        narrow = {role: [values[n] for n, _ in shapes[role]] for role in names}
-        wide = {role: [ops.sext(u, w) for u, w in zip(narrow[role], dense_widths[role])]
-                for role in names}
-        if unused:
-            wide["c_units"] = [ops.ite(choice["c_dominant"], u, values[name])
-                               for u, (name, _) in zip(wide["c_units"], unused)]
-        if per_lane:
-            small = block_tail_from_sums(ops, desc, narrow["c_units"][0],
-                                         narrow["product_units"][0], [], choice, scale_raws,
-                                         specials)
-            large = block_tail_from_sums(ops, desc, wide["c_units"][0],
-                                         wide["product_units"][0], [], choice, scale_raws,
-                                         specials)
-        else:
-            small = block_tail(ops, desc, narrow["c_units"], narrow["product_units"], choice,
-                               scale_raws, specials)
-            large = block_tail(ops, desc, wide["c_units"], wide["product_units"], choice,
-                               scale_raws, specials)
-        return ops.ne(small, large), {"sparse_side": small, "dense_side": large}
-
-    return Query("sums, conversion, floor, specials", "forall", variables, body)
-
-
-def exact_sum_width(units: Sequence[BV]) -> int:
-    """The width :func:`spec.accumulate.exact_sum` gives the sum of ``units``."""
-    return max(u.width for u in units) + max(1, (len(units) - 1).bit_length())
-
-
-def block_units_sum_lemma(desc: Descriptor, k: int) -> Query:
-    """MXF8F6F4: free lane units (the lane function's values), masked versus selected,
-    for either path's list (the last unit is C's)."""
-    _, sparse = _stage_widths(desc, k)
-    units = sparse["groups"]["product_units"]
-    lane_width, c_width = units[0].width, units[-1].width
-    return units_sum_lemma(desc, k, widths=(lane_width, c_width))
-
-
-def block_masking_lemmas(desc: Descriptor, k: int) -> list[Query]:
-    """The lemmas of the block-scaled masking proof (module docstring)."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-    front = block_front_lemmas(desc, k)
-    if rules.product_group == 1:
-        middle = [block_lane_zero_lemma(desc), block_units_sum_lemma(desc, k)]
-    else:
-        middle = [group_lemma(desc, rules.product_group, rules.group_c_merge)]
-        if rules.c_dominant_group != rules.product_group or rules.group_c_merge:
-            middle.append(group_lemma(desc, rules.c_dominant_group, False))
-        middle.append(group_lemma(desc, rules.c_dominant_group, False, high=True))
-    return front + middle + [block_tail_lemma(desc, k)]
-
-
-def masking_lemmas(desc: Descriptor, k: int) -> list[Query]:
-    """The lemmas of the unscaled masking proof, in the module docstring's order."""
-    return [specials_lemma(desc, k), chunk_max_lemma(desc), zero_lane_lemma(desc),
-            units_sum_lemma(desc, k), convert_lemma(desc, k)]
 
 
 def _block_relation(ops: Ops, runs: _MaskRuns, role: str, size: int, kept: int,
@@ -885,10 +423,12 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     rules' DAG on the logical K (:func:`masked_dense`), cut at their stage values.
 
     ``chunk-maxima-agree``: each chunk's maximum product raw is equal in both
-    runs, and P of each run is the balanced tree over those maxima (checked);
+    runs and bounds the chunk's raws, and P of each run is the balanced tree
+    over those maxima (checked);
     ``maxima-agree``: with the chunk maxima cut, P, S, "some product is
-    nonzero", the path choice and both quanta agree. ``quanta-range``: the
-    quanta lie where section 4 puts them (:func:`quanta_range`).
+    nonzero", the path choice and both quanta agree. ``quanta-range`` (chunk
+    maxima cut, each bounding its chunk's raws): the quanta lie where section
+    4 puts them (:func:`quanta_range`).
     ``units-relate`` (the choice, both quanta and S one free set, under that
     range; products cut for groups of one, else kept, as the group sums need
     their magnitude bounds): each path's units of every group (of every lane,
@@ -967,30 +507,50 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
         return body
 
-    def chunk_maxima(ops: Ops, runs: _MaskRuns) -> tuple[list[BV], list[BV]] | None:
-        """Each chunk's maximum product raw in both runs, rebuilt as ``masked_max`` does;
-        ``None`` unless ``P`` of both runs is the balanced tree over them (then cutting them
-        makes the two P one node)."""
-        result = []
+    def chunk_maxima(ops: Ops, runs: _MaskRuns
+                     ) -> tuple[list[list[BV]], list[list[BV]]] | None:
+        """Each run's chunk maxima of the product raws (rebuilt as ``masked_max`` does) and
+        its candidates (a raw, or the minimum where the product is zero) chunk by chunk;
+        ``None`` unless, on the traced DAG, ``P`` of both runs is the balanced tree over
+        those maxima (then cutting them makes the two P one node)."""
+        maxima, candidates = [], []
         for record, lanes in ((runs.dense, size), (runs.sparse, kept)):
             products = record["products"]["products"]
-            candidates = [ops.ite(p.nonzero, p.raw, ops.const(MIN_EXP, EXP_WIDTH))
-                          for p in products]
-            chunks = [ops.smax_all(candidates[i:i + lanes])
-                      for i in range(0, len(candidates), lanes)]
-            if ops.smax_all(chunks).node is not record["block_choice"]["max_raw"].node:
+            flat = [ops.ite(p.nonzero, p.raw, ops.const(MIN_EXP, EXP_WIDTH)) for p in products]
+            chunked = [flat[i:i + lanes] for i in range(0, len(flat), lanes)]
+            chunks = [ops.smax_all(chunk) for chunk in chunked]
+            if isinstance(ops, TraceOps) and (
+                    ops.smax_all(chunks).node is not record["block_choice"]["max_raw"].node):
                 return None
-            result.append(chunks)
-        return result[0], result[1]
+            maxima.append(chunks)
+            candidates.append(chunked)
+        return maxima, candidates
+
+    def bounded(ops: Ops, maxima: list[list[BV]], candidates: list[list[list[BV]]],
+                part: range) -> list[Bool]:
+        """Each candidate of the chunks in ``part`` is at most its chunk's maximum, which
+        is below :data:`QUANTUM_CEILING`."""
+        return [fact for top, chunked in zip(maxima, candidates) for c in part
+                for fact in (ops.slt(top[c], QUANTUM_CEILING),
+                             *(ops.sle(x, top[c]) for x in chunked[c]))]
+
+    def maxima_cut(ops: TraceOps, maxima: list[list[BV]]) -> dict[int, Node]:
+        stand_in = {}
+        for c, (x, y) in enumerate(zip(*maxima)):
+            stand_in[x.node.id] = stand_in[y.node.id] = ops.variable(f"cut!chunk{c}",
+                                                                     x.width).node
+        return stand_in
 
     def chunks_agree(part: range) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
-            maxima = chunk_maxima(ops, runs)
-            if maxima is None:
+            found = chunk_maxima(ops, runs)
+            if found is None:
                 raise InternalError(f"{desc.name}: P is no longer the tree of chunk maxima")
+            maxima, candidates = found
             differ = ops.any_(ops.ne(maxima[0][c], maxima[1][c]) for c in part)
-            return ops.and_(runs.hypothesis, differ), {}
+            above = ops.not_(ops.all_(bounded(ops, maxima, candidates, part)))
+            return ops.and_(runs.hypothesis, ops.or_(differ, above)), {}
 
         return body
 
@@ -998,21 +558,29 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         runs = runs_of(ops, values)
         bad = ops.and_(runs.hypothesis,
                        ops.any_(_differ(ops, x, y) for x, y in choice(runs)))
-        maxima = chunk_maxima(ops, runs)
-        if not isinstance(ops, TraceOps) or maxima is None:
+        found = chunk_maxima(ops, runs)
+        if not isinstance(ops, TraceOps) or found is None:
             return bad, {}
-        stand_in = {}
-        for c, (x, y) in enumerate(zip(*maxima)):
-            stand_in[x.node.id] = stand_in[y.node.id] = ops.variable(f"cut!chunk{c}",
-                                                                     x.width).node
+        stand_in = maxima_cut(ops, found[0])
         (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
         return ops.wrap_bool(cut), {}
 
     def in_range(which: tuple[str, ...], part: range) -> QueryBody:
+        """The range facts, with the chunk maxima cut and every candidate at most its
+        chunk's maximum (both proved by ``chunk-maxima-agree``)."""
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
             facts = quanta_range(ops, desc, runs, which, part, per_lane)
-            return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
+            bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(facts)))
+            found = chunk_maxima(ops, runs)
+            if not isinstance(ops, TraceOps) or found is None:
+                return bad, {}
+            maxima, candidates = found
+            premises = ops.all_(bounded(ops, maxima, candidates, range(len(maxima[0]))))
+            stand_in = maxima_cut(ops, maxima)
+            (cut,), _ = cut_nodes([ops.and_(premises, bad).node], lambda n: stand_in.get(n.id),
+                                  ops=ops)
+            return ops.wrap_bool(cut), {}
 
         return body
 

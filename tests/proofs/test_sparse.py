@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from tcspec.proofs import sparse
@@ -20,14 +18,11 @@ from tcspec.proofs.core import (
     decide,
 )
 from tcspec.proofs.runner import select_rows
-from tcspec.proofs.stages import traced_inputs, window_stages
+from tcspec.proofs.stages import traced_inputs
 from tcspec.smt.trace import TraceOps
-from tcspec.spec.accumulate import masked_max
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import rules_for
-from tcspec.spec.catalog import DotInputs, build_dot, compact_sparse, logical_k_step, lookup
+from tcspec.spec.catalog import build_dot, compact_sparse, logical_k_step, lookup
 from tcspec.spec.descriptor import SPARSE_CHUNKS, Descriptor
-from tcspec.spec.formats import FORMATS, decode_float
 from tcspec.spec.sparse import CHUNK_SIZES, LEGAL_SELECTORS, chunk_selectors
 
 FAST = Settings(second_solver=None, timeout=60)
@@ -38,24 +33,6 @@ UNSCALED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e
 def swapped_halves(ops: Ops, selector: BV, position: int, rule: str) -> Bool:
     """A wrong tf32 mask: 0x4 taken to keep the upper element."""
     return sparse.keeps_position(ops, selector, 1 - position if rule == "one" else position, rule)
-
-
-@pytest.mark.parametrize("name", UNSCALED)
-def test_window_stages_are_the_spec_dag(name: str) -> None:
-    """The lemmas' stage functions rebuild both sides' hash-consed output nodes exactly."""
-    desc = lookup(name).descriptor
-    k = logical_k_step(desc) * 2
-    ops, inputs = traced_inputs(desc, k)
-    dense_desc = dataclasses.replace(desc, sparse=False)
-    _, active = compact_sparse(ops, desc, inputs)
-    rebuilt = window_stages(ops, desc, DotInputs(active.a, active.b, inputs.c))
-    assert rebuilt.word.node is build_dot(ops, desc, inputs, any_k=True).node
-    mask = sparse.active_mask(ops, desc, inputs.metadata, k)
-    lanes_a, lanes_b = sparse.masked(ops, inputs.a, mask), sparse.masked(ops, inputs.b, mask)
-    dense = window_stages(ops, desc, DotInputs(lanes_a, lanes_b, inputs.c))
-    spec_dense = build_dot(ops, dense_desc, DotInputs(lanes_a, lanes_b, inputs.c), any_k=True)
-    assert dense.word.node is spec_dense.node
-    assert sparse.total_widths(desc, k) == (dense.total.width, rebuilt.total.width)
 
 
 @pytest.mark.parametrize("name", sparse.SPARSE_PATHS)
@@ -140,8 +117,6 @@ def test_wrong_mask_is_refuted_and_replayed() -> None:
     outcome = decide(query, "bitwuzla", 60)
     assert outcome.result == REFUTED
     assert outcome.words["sparse"] != outcome.words["masked_dense"]
-    lemma = decide(sparse.units_sum_lemma(desc, 8, swapped_halves), "bitwuzla", 60)
-    assert lemma.result == REFUTED and lemma.words["dense_sum"] != lemma.words["sparse_sum"]
 
 
 def test_non_interference_chain_proves_on_build_dots_own_lanes() -> None:
@@ -182,63 +157,28 @@ def test_non_interference_rows(name: str) -> None:
     assert sparse.check_interference(desc, desc.k, Settings(second_solver=None)).result == PROVED
 
 
-BLOCK = ("sparse-mx-e4m3", "sparse-mx-e2m1", "sparse-nvfp4", "sparse-mxf4", "sparse-mxf4nvf4-4x",
-         "sparse-mxf4nvf4-4x-ue4m3")
-
-
-@pytest.mark.parametrize("name", BLOCK)
-@pytest.mark.parametrize("side", ["sparse", "masked dense"])
-def test_block_lemmas_cover_every_stage(name: str, side: str) -> None:
-    """The block lemmas' functions rebuild the spec's own nodes: maxima over the recorded
-    products, every group's units from group_units, and the word from block_tail."""
-    desc = lookup(name).descriptor
-    k = logical_k_step(desc)
-    ops, inputs = traced_inputs(desc, k)
-    mask = sparse.active_mask(ops, desc, inputs.metadata, k)
-    if side == "sparse":
-        word, rec = sparse.recorded(ops, lambda: build_dot(ops, desc, inputs, any_k=True))
-        _, active = compact_sparse(ops, desc, inputs)
-        a, b, scale = list(active.a), list(active.b), 1
-        rules = rules_for(desc.kind, desc.scaling or "")
-    else:
-        word, rec = sparse.recorded(ops, lambda: sparse.masked_dense(ops, desc, inputs, mask))
-        a, b = sparse.masked(ops, inputs.a, mask), sparse.masked(ops, inputs.b, mask)
-        scale = 2
-        rules = sparse.doubled_rules(rules_for(desc.kind, desc.scaling or ""))
-    choice, groups = rec["block_choice"], rec["groups"]
-    products = rec["products"]["products"]
-    pairs, block = rec["products"]["scale_pairs"], rec["products"]["block"]
-    top, any_product = masked_max(ops, [p.raw for p in products], [p.nonzero for p in products])
-    assert (top.node, any_product.node) == (choice["max_raw"].node, choice["any_product"].node)
-    scale_top, _ = masked_max(ops, [pairs[i // block].raw for i in range(len(products))],
-                              [p.nonzero for p in products])
-    assert scale_top.node is choice["scale_max"].node
-    c = decode_float(ops, FORMATS["f32"], inputs.c)
-    for role, size, q, merged in (
-            ("product_units", rules.product_group, choice["product_quantum"],
-             rules.group_c_merge),
-            ("c_units", rules.c_dominant_group, choice["c_quantum"], False)):
-        units = groups[role]
-        assert len(units) == len(a) // size + 1
-        for g, unit in enumerate(units[:-1]):
-            lanes = slice(g * size, (g + 1) * size)
-            rebuilt, _ = sparse.group_units(ops, desc, rules, a[lanes], b[lanes],
-                                            pairs[g * size // block], c, q, merged)
-            assert rebuilt.node is unit.node
-    assert block == scale * desc.scale_block
-    tail = sparse.block_tail(ops, desc, groups["c_units"], groups["product_units"], choice,
-                             [g.scale_raw for g in groups["product_groups"]],
-                             rec["specials"]["specials"])
-    assert tail.node is word.node
-
-
 @pytest.mark.parametrize(("lanes", "chunk"), [(128, 8), (64, 4), (64, 2), (16, 4)])
 def test_maximum_is_the_tree_of_chunk_maxima(lanes: int, chunk: int) -> None:
-    """The congruence step after ``maxima per chunk``: smax_all over K is the same node as
-    smax_all over the chunks' maxima (chunks of a power of two lanes)."""
+    """What the block masking chain's cut at the chunk maxima relies on: smax_all over K is
+    the same node as smax_all over the chunks' maxima (chunks of a power of two lanes)."""
     ops = TraceOps()
     xs = [ops.variable(f"x{i}", 12) for i in range(lanes)]
     chunks = [ops.smax_all(xs[i:i + chunk]) for i in range(0, lanes, chunk)]
     assert ops.smax_all(xs).node is ops.smax_all(chunks).node
     c = ops.variable("c", 12)
     assert ops.smax_all([*xs, c]).node is ops.smax(ops.smax_all(chunks), c).node
+
+
+def test_block_chain_front_proves_on_nvfp4_k32() -> None:
+    """The block masking chain's first queries (maxima per chunk, then with them cut P, S,
+    the path choice and quanta; the quanta's range) prove; P is checked to be the tree of
+    the chunk maxima before it is cut (a query body raises otherwise)."""
+    queries, _ = sparse.block_masking_chain(lookup("sparse-nvfp4").descriptor, 32)
+    names = [q.name for q in queries]
+    assert names[:3] == ["hypothesis satisfiable", "specials-agree",
+                         "chunk-maxima-agree (lanes 0-15)"]
+    assert names[-1] == "word-equal (units, path choice, special flags cut)"
+    assert sum(n.startswith("units-relate") for n in names) == 4 + 1
+    for query in queries[2:]:
+        if query.name.startswith(("chunk-maxima", "maxima-agree", "quanta-range")):
+            assert decide(query, "bitwuzla", 60).result == PROVED, query.name
