@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.proofs.core import PROVED, UNKNOWN, Property, Row, Settings, timed
+from tcspec.smt.solve import stop_solvers
 from tcspec.spec.catalog import CATALOG, lookup
 from tcspec.spec.descriptor import Descriptor
 
@@ -109,13 +110,19 @@ def run_rows(rows: Sequence[RowSpec], settings: Settings,
                                                              spec.k, spec.desc.k)
         return row
 
-    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
+    try:
         futures = {pool.submit(one, spec): i for i, spec in enumerate(rows)}
         for future in as_completed(futures):
             row = future.result()
             results[futures[future]] = row
             if progress:
                 progress(row, len(results), len(rows))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop_solvers()
+        raise
+    pool.shutdown()
     return [results[i] for i in range(len(rows))]
 
 

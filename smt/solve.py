@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,26 @@ def check_sat(assertions: Sequence[Node], variables: Sequence[Node] = (), *,
     return run_script(query_script(assertions, variables), solver=solver, timeout=timeout)
 
 
+class SolverStoppedError(Exception):
+    """The command is stopping (Ctrl-C, SIGTERM, an error): no solver runs any more."""
+
+
+_RUNNING: set[subprocess.Popen[str]] = set()
+_GUARD = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def stop_solvers() -> None:
+    """Kill every solver child of this process and refuse new ones
+    (:class:`SolverStoppedError`), so threads deciding queries end at once instead of running
+    their remaining queries."""
+    _STOPPING.set()
+    with _GUARD:
+        running = list(_RUNNING)
+    for child in running:
+        child.kill()
+
+
 def run_script(text: str, *, solver: str = DEFAULT_SOLVER,
                timeout: float = DEFAULT_TIMEOUT) -> SolveResult:
     """Run a ``check-sat`` script in a child process; see :func:`check_sat`."""
@@ -91,20 +112,35 @@ def run_script(text: str, *, solver: str = DEFAULT_SOLVER,
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
     started = time.monotonic()
+    with _GUARD:
+        if _STOPPING.is_set():
+            raise SolverStoppedError("stopping: no new solver runs")
+        child = subprocess.Popen([sys.executable, "-m", "tcspec.smt.solve", solver,
+                                  repr(timeout)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        _RUNNING.add(child)
     try:
-        done = subprocess.run([sys.executable, "-m", "tcspec.smt.solve", solver, repr(timeout)],
-                              input=text, capture_output=True, text=True,
-                              timeout=timeout + KILL_GRACE)
+        stdout, stderr = child.communicate(text, timeout=timeout + KILL_GRACE)
     except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
         return SolveResult("unknown", solver, time.monotonic() - started,
                            reason=f"killed after {timeout:g}s")
+    except BaseException:
+        child.kill()
+        raise
+    finally:
+        with _GUARD:
+            _RUNNING.discard(child)
+    if _STOPPING.is_set():
+        raise SolverStoppedError("stopping: the solver was killed")
     seconds = time.monotonic() - started
     try:
-        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        answer = json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
         return SolveResult("unknown", solver, seconds,
-                           reason=f"solver process failed (exit {done.returncode}): {tail}")
+                           reason=f"solver process failed (exit {child.returncode}): {tail}")
     status = answer["status"]
     reason = answer.get("reason", "")
     if status == "unknown" and not reason:

@@ -227,3 +227,23 @@ def test_prove_fast_rows_never_reach_the_report(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(prove, "REPORT_MD", tmp_path / "REPORT.md")
     code, _, err = run(capsys, "prove", "--fast", "--report")
     assert code == 2 and "--fast" in err and not list(tmp_path.iterdir())
+
+
+def test_prove_jobs_stops_at_once_on_sigterm(tmp_path) -> None:
+    """``prove --jobs 2`` on SIGTERM cancels the rows not started, kills the running solver
+    children and exits 130 within seconds (it used to run every remaining row first)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-m", "tcspec.cli", "prove", "--property",
+                              "sign-symmetry", "--jobs", "2", "--second-solver", "none"],
+                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    time.sleep(6)
+    child.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130 and time.monotonic() - started < 20
+    assert "interrupted" in err
