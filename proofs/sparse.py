@@ -72,6 +72,7 @@ from tcspec.spec.formats import (
     FORMATS,
     MIN_EXP,
     FloatFormat,
+    Term,
 )
 
 SPARSE_PATHS = tuple(name for name, path in CATALOG.items() if path.descriptor.sparse)
@@ -195,6 +196,46 @@ def _meta_words(inputs: DotInputs) -> dict[str, BV]:
     return {f"meta{i}": word for i, word in enumerate(inputs.metadata)}
 
 
+def chunk_maxima(ops: Ops, terms: Sequence[Term], lanes: int, top: BV,
+                 last: Term | None = None) -> tuple[list[BV], list[list[BV]]] | None:
+    """The chunk maxima of ``terms``' raws (``lanes`` terms a chunk, each a raw or the
+    minimum where the term is zero, as ``masked_max`` builds them) and the candidates chunk
+    by chunk; ``None`` when, on the traced DAG, ``top`` is not the balanced tree over those
+    maxima (then with ``last``'s candidate, C's on window paths): only then does cutting
+    the maxima make two runs' ``top`` one node."""
+    flat = [ops.ite(t.nonzero, t.raw, ops.const(MIN_EXP, EXP_WIDTH)) for t in terms]
+    chunked = [flat[i:i + lanes] for i in range(0, len(flat), lanes)]
+    maxima = [ops.smax_all(chunk) for chunk in chunked]
+    tree = ops.smax_all(maxima)
+    if last is not None:
+        tree = ops.smax(tree, ops.ite(last.nonzero, last.raw, ops.const(MIN_EXP, EXP_WIDTH)))
+    if isinstance(ops, TraceOps) and tree.node is not top.node:
+        return None
+    return maxima, chunked
+
+
+def bounded(ops: Ops, maxima: Sequence[list[BV]], candidates: Sequence[list[list[BV]]],
+            part: range) -> list[Bool]:
+    """Each candidate of the chunks in ``part`` is at most its chunk's maximum, which is
+    below :data:`QUANTUM_CEILING` (for each run's maxima and candidates)."""
+    return [fact for top, chunked in zip(maxima, candidates) for c in part
+            for fact in (ops.slt(top[c], QUANTUM_CEILING),
+                         *(ops.sle(x, top[c]) for x in chunked[c]))]
+
+
+def maxima_cut(ops: TraceOps, maxima: Sequence[list[BV]]) -> dict[int, Node]:
+    """Chunk ``c``'s maximum of both runs one free variable (sound once they are equal)."""
+    stand_in = {}
+    for c, (x, y) in enumerate(zip(*maxima)):
+        stand_in[x.node.id] = stand_in[y.node.id] = ops.variable(f"cut!chunk{c}", x.width).node
+    return stand_in
+
+
+QUANTUM_CEILING = 1 << (EXP_WIDTH - 2)
+"""A bound no quantum reaches (raws are at most a few hundred): below it, exponent
+differences cannot wrap in EXP_WIDTH bits."""
+
+
 # ------------------------------------------------- the window datapath, as a chain
 
 
@@ -251,17 +292,22 @@ def _unit_relation(ops: Ops, runs: _MaskRuns, dense: Sequence[BV], sparse: Seque
     return facts
 
 
-LANES_PER_UNIT_QUERY = 16
-"""A ``units-relate`` query covers the chunks of at most this many logical lanes: one query
-over all 64 lanes of sparse-e4m3 gives no answer in 120 s."""
+LANES_PER_UNIT_QUERY = 8
+"""A ``units-relate`` (``chunk-maxima-agree``, ``quanta-range``) query covers the chunks of
+at most this many logical lanes: one query over all 64 lanes of sparse-e4m3 gives no answer
+in 120 s, 16 lanes take 15-90 s on a shared machine."""
 
 
 def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
                   ) -> tuple[list[Query], str]:
     """Masking of a window path as a chain over ``build_dot``'s two DAGs (sparse, masked dense).
 
-    ``specials-agree`` and ``quanta-agree``: the special-value flags and the
-    quanta the ``align`` stages report are equal in both runs. ``units-relate``
+    ``specials-agree``: the special-value flags are equal in both runs;
+    ``chunk-maxima-agree``: so is each chunk's maximum product raw, and the
+    window maximum of each run is the balanced tree over those maxima and C's
+    raw (checked once on the traced DAG; else ``quanta-agree`` is asked
+    whole); ``quanta-agree`` (chunk maxima cut): so the quanta the ``align``
+    stages report are equal. ``units-relate``
     (both quanta one free ``q``, products cut): every cleared logical lane
     aligns to 0 units, every compacted lane to the units of the logical lane
     its slot holds (slots from the nibble bits, section 5), C to the same units.
@@ -299,10 +345,37 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
         differ = ops.any_(ops.xor_(x, y) for x, y in specials(runs))
         return ops.and_(runs.hypothesis, differ), {}
 
+    def window_maxima(ops: Ops, runs: _MaskRuns) -> list[list[BV]] | None:
+        """Both runs' chunk maxima of the product raws (:func:`chunk_maxima`), or ``None``."""
+        found = [chunk_maxima(ops, record["products"]["terms"][:-1], lanes,
+                              record["window"]["max_raw"], record["products"]["terms"][-1])
+                 for record, lanes in ((runs.dense, size), (runs.sparse, kept))]
+        if found[0] is None or found[1] is None:
+            return None
+        return [found[0][0], found[1][0]]
+
+    def chunks_agree(part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = mask_runs(ops, desc, k, values, keeps)
+            maxima = window_maxima(ops, runs)
+            if maxima is None:
+                raise InternalError(f"{desc.name}: the window maximum is no longer the tree "
+                                    "of chunk maxima")
+            differ = ops.any_(ops.ne(maxima[0][c], maxima[1][c]) for c in part)
+            return ops.and_(runs.hypothesis, differ), {}
+
+        return body
+
     def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         runs = mask_runs(ops, desc, k, values, keeps)
         q_dense, q_sparse = quanta(runs)
-        return ops.and_(runs.hypothesis, ops.ne(q_dense, q_sparse)), {}
+        bad = ops.and_(runs.hypothesis, ops.ne(q_dense, q_sparse))
+        maxima = window_maxima(ops, runs)
+        if not isinstance(ops, TraceOps) or maxima is None:
+            return bad, {}
+        stand_in = maxima_cut(ops, maxima)
+        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
 
     def quantum_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
         q = ops.variable("cut!q", EXP_WIDTH)
@@ -344,9 +417,17 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
         premises = _unit_relation(ops, runs, free_dense, free_sparse, size, kept)
         return ops.and_(ops.wrap_bool(cut), *premises), {}
 
+    ops = TraceOps()
+    traced = mask_runs(ops, desc, k, {n: ops.variable(n, w) for n, w in variables}, keeps)
+    tree = window_maxima(ops, traced) is not None
     queries = [Query("hypothesis satisfiable", "exists", variables, possible),
                Query("specials-agree", "forall", variables, specials_agree, lift=violation),
-               Query("quanta-agree", "forall", variables, quanta_agree, lift=violation),
+               *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
+                       f"{size * part.stop - 1})", "forall", variables, chunks_agree(part),
+                       lift=violation) for part in (parts if tree else [])),
+               Query("quanta-agree (chunk maxima cut)" if tree else "quanta-agree", "forall",
+                     variables, quanta_agree, lift=violation,
+                     cut_at="the chunk maxima" if tree else ""),
                *(Query(f"units-relate (quanta cut, lanes {size * part.start}-"
                        f"{size * part.stop - 1})", "forall", variables, units_relate(part),
                        cut_products=True, cut_at="the quanta")
@@ -354,7 +435,8 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
                Query("word-equal (units, quanta, special flags cut)", "forall", variables,
                      word_equal, cut_at="the units, quanta and special flags")]
     return queries, ("two runs of build_dot (sparse; dense on the logical K with A and B "
-                     "zeroed where the nibble mask is clear), cut at the quanta and units "
+                     "zeroed where the nibble mask is clear), cut at the chunk maxima, the "
+                     "quanta and units "
                      "their align stages report and at their special flags: each cut's "
                      "relation is proved on the real nodes first")
 
@@ -384,11 +466,6 @@ def _block_relation(ops: Ops, runs: _MaskRuns, role: str, size: int, kept: int,
     if role == "c_units":
         return [ops.implies(runs.sparse["block_choice"]["c_dominant"], f) for f in facts]
     return facts
-
-
-QUANTUM_CEILING = 1 << (EXP_WIDTH - 2)
-"""A bound no quantum reaches (raws are at most a few hundred): below it, exponent
-differences cannot wrap in EXP_WIDTH bits."""
 
 
 def quanta_range(ops: Ops, desc: Descriptor, runs: _MaskRuns,
@@ -507,44 +584,20 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
         return body
 
-    def chunk_maxima(ops: Ops, runs: _MaskRuns
-                     ) -> tuple[list[list[BV]], list[list[BV]]] | None:
-        """Each run's chunk maxima of the product raws (rebuilt as ``masked_max`` does) and
-        its candidates (a raw, or the minimum where the product is zero) chunk by chunk;
-        ``None`` unless, on the traced DAG, ``P`` of both runs is the balanced tree over
-        those maxima (then cutting them makes the two P one node)."""
-        maxima, candidates = [], []
-        for record, lanes in ((runs.dense, size), (runs.sparse, kept)):
-            products = record["products"]["products"]
-            flat = [ops.ite(p.nonzero, p.raw, ops.const(MIN_EXP, EXP_WIDTH)) for p in products]
-            chunked = [flat[i:i + lanes] for i in range(0, len(flat), lanes)]
-            chunks = [ops.smax_all(chunk) for chunk in chunked]
-            if isinstance(ops, TraceOps) and (
-                    ops.smax_all(chunks).node is not record["block_choice"]["max_raw"].node):
-                return None
-            maxima.append(chunks)
-            candidates.append(chunked)
-        return maxima, candidates
-
-    def bounded(ops: Ops, maxima: list[list[BV]], candidates: list[list[list[BV]]],
-                part: range) -> list[Bool]:
-        """Each candidate of the chunks in ``part`` is at most its chunk's maximum, which
-        is below :data:`QUANTUM_CEILING`."""
-        return [fact for top, chunked in zip(maxima, candidates) for c in part
-                for fact in (ops.slt(top[c], QUANTUM_CEILING),
-                             *(ops.sle(x, top[c]) for x in chunked[c]))]
-
-    def maxima_cut(ops: TraceOps, maxima: list[list[BV]]) -> dict[int, Node]:
-        stand_in = {}
-        for c, (x, y) in enumerate(zip(*maxima)):
-            stand_in[x.node.id] = stand_in[y.node.id] = ops.variable(f"cut!chunk{c}",
-                                                                     x.width).node
-        return stand_in
+    def block_maxima(ops: Ops, runs: _MaskRuns
+                     ) -> tuple[list[list[BV]], list[list[list[BV]]]] | None:
+        """Both runs' chunk maxima and candidates (:func:`chunk_maxima`), or ``None``."""
+        found = [chunk_maxima(ops, record["products"]["products"], lanes,
+                              record["block_choice"]["max_raw"])
+                 for record, lanes in ((runs.dense, size), (runs.sparse, kept))]
+        if found[0] is None or found[1] is None:
+            return None
+        return [found[0][0], found[1][0]], [found[0][1], found[1][1]]
 
     def chunks_agree(part: range) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
-            found = chunk_maxima(ops, runs)
+            found = block_maxima(ops, runs)
             if found is None:
                 raise InternalError(f"{desc.name}: P is no longer the tree of chunk maxima")
             maxima, candidates = found
@@ -558,7 +611,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         runs = runs_of(ops, values)
         bad = ops.and_(runs.hypothesis,
                        ops.any_(_differ(ops, x, y) for x, y in choice(runs)))
-        found = chunk_maxima(ops, runs)
+        found = block_maxima(ops, runs)
         if not isinstance(ops, TraceOps) or found is None:
             return bad, {}
         stand_in = maxima_cut(ops, found[0])
@@ -572,7 +625,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
             runs = runs_of(ops, values)
             facts = quanta_range(ops, desc, runs, which, part, per_lane)
             bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(facts)))
-            found = chunk_maxima(ops, runs)
+            found = block_maxima(ops, runs)
             if not isinstance(ops, TraceOps) or found is None:
                 return bad, {}
             maxima, candidates = found
@@ -643,11 +696,14 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         path = "product" if which == ("product_units",) else "C-dominant"
         return f"{path} groups {part.start}-{part.stop - 1}"
 
+    ops = TraceOps()
+    tree = block_maxima(ops, runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
+                        ) is not None
     queries = [Query("hypothesis satisfiable", "exists", variables, possible),
                Query("specials-agree", "forall", variables, agree(specials), lift=violation),
                *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
                        f"{size * part.stop - 1})", "forall", variables, chunks_agree(part),
-                       lift=violation) for part in chunk_parts),
+                       lift=violation) for part in (chunk_parts if tree else [])),
                Query("maxima-agree (chunk maxima cut)", "forall", variables, maxima_agree,
                      lift=violation, cut_at="the chunk maxima"),
                *(Query(f"quanta-range ({label(*part)})", "forall", variables, in_range(*part),

@@ -62,8 +62,9 @@ def test_masking_chain_proves_sparse_tf32_k4() -> None:
     row = sparse.check_masking(lookup("sparse-tf32").descriptor, 4, FAST)
     assert row.result == PROVED and row.method == CHAIN
     assert [lem["name"] for lem in row.lemmas] == [
-        "hypothesis satisfiable", "specials-agree", "quanta-agree",
-        "units-relate (quanta cut, lanes 0-3)", "word-equal (units, quanta, special flags cut)"]
+        "hypothesis satisfiable", "specials-agree", "chunk-maxima-agree (lanes 0-3)",
+        "quanta-agree (chunk maxima cut)", "units-relate (quanta cut, lanes 0-3)",
+        "word-equal (units, quanta, special flags cut)"]
     assert all(lem["result"] in (PROVED, "witness") for lem in row.lemmas)
 
 
@@ -80,7 +81,7 @@ def test_masking_chain_refutes_a_wrong_mask_with_replayed_words() -> None:
 def test_masking_chain_parts_cover_every_lane() -> None:
     queries, _ = sparse.masking_chain(lookup("sparse-e4m3").descriptor, 64)
     parts = [q.name for q in queries if q.name.startswith("units-relate")]
-    assert parts == [f"units-relate (quanta cut, lanes {i}-{i + 15})" for i in range(0, 64, 16)]
+    assert parts == [f"units-relate (quanta cut, lanes {i}-{i + 7})" for i in range(0, 64, 8)]
 
 
 def test_kept_positions_follow_section_5() -> None:
@@ -176,7 +177,7 @@ def test_block_chain_front_proves_on_nvfp4_k32() -> None:
     queries, _ = sparse.block_masking_chain(lookup("sparse-nvfp4").descriptor, 32)
     names = [q.name for q in queries]
     assert names[:3] == ["hypothesis satisfiable", "specials-agree",
-                         "chunk-maxima-agree (lanes 0-15)"]
+                         "chunk-maxima-agree (lanes 0-7)"]
     assert names[-1] == "word-equal (units, path choice, special flags cut)"
     assert sum(n.startswith("units-relate") for n in names) == 4 + 1
     for query in queries[2:]:
