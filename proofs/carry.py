@@ -37,9 +37,11 @@ from dataclasses import dataclass
 
 from tcspec.proofs.constants import product_group
 from tcspec.proofs.core import (
-    LEMMAS,
+    CHAIN,
+    InternalError,
     Property,
     Query,
+    QueryBody,
     Row,
     Settings,
     Variables,
@@ -48,10 +50,12 @@ from tcspec.proofs.core import (
     layout_variables,
     run_dot,
 )
+from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.error_bound import smax_step_query
 from tcspec.proofs.floor import truncates
 from tcspec.ref.vectorfiles import frozen_record
-from tcspec.smt.trace import TraceOps
+from tcspec.smt.solve import free_variables
+from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.accumulate import align_to_window, exact_product, max_raw
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rules_for
@@ -243,10 +247,11 @@ def _group_detail(desc: Descriptor) -> str:
 
 
 def check_bounds(desc: Descriptor, k: int, settings: Settings) -> Row:
-    """The bounds by the lemmas of :func:`bound_lemmas` (the monolithic bound queries did
-    not finish in 120 s)."""
-    detail = f"{_group_detail(desc)}. {COMPOSITION} {static_widths(desc)}."
-    return check_queries("k-group-carry", desc, k, bound_lemmas(desc), settings, LEMMAS,
+    """The bounds as a chain on ``build_dot``'s own DAG (:func:`dot_chain`)."""
+    detail = (f"build_dot at K={k}, its first product-path group (lanes 0..G-1, G="
+              f"{group_size(desc)}) at the quantum it chooses; {CHAIN_DETAIL} "
+              f"{static_widths(desc)}.")
+    return check_queries("k-group-carry", desc, k, dot_chain(desc, k), settings, CHAIN,
                          detail)
 
 
@@ -576,6 +581,412 @@ def static_widths(desc: Descriptor) -> str:
             f"bits (G 2^{value - 1} <= 2^{wide - 1}); for e - q < 0, |T(S_k)| <= |S_k| fits "
             f"{wide + 2} bits; for e - q >= 0, |T(S_k)| <= sum |u_i| < G 2^{single - 1} fits "
             f"{units} bits; distributivity in {common_width(desc)} bits (no wrap)")
+
+
+# ---------------------------------------- the chain on build_dot's own DAG (issue 16)
+
+
+@dataclass(frozen=True)
+class DotGroup:
+    """Lanes 0..G-1 of ``build_dot`` at K, as its stage hooks report them: the products
+    and their element products (``products`` stage), the scale pair of their block, the
+    product path's quantum, its first group's exact sum and units (``groups`` stage),
+    whether that group merges with C (MXF4 family, ``group_merge``), and whether scale 0 of
+    A or B is a NaN."""
+
+    products: list[Term]
+    elements: list[Term]
+    scale_pair: Term
+    quantum: BV
+    total: GroupSum
+    grouped: BV
+    near_c: Bool
+    scale_nan: Bool
+
+
+def dot_group(ops: Ops, desc: Descriptor, k: int, values: Variables) -> DotGroup:
+    """Trace (or run) ``build_dot`` on the layout's words and read its first group."""
+    g = group_size(desc)
+    inputs = dot_inputs(desc, k, values)
+    _, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
+    groups = stages["groups"]
+    merge = stages.get("group_merge")
+    if merge is not None and merge["group"] is not groups["product_groups"][0]:
+        raise InternalError(f"{desc.name}: the first group_merge is not the first group")
+    _, _, fs = group_formats(desc)
+    nan = ops.any_(decode_float(ops, fs, w).is_nan for w in (inputs.scale_a[0],
+                                                              inputs.scale_b[0]))
+    return DotGroup(list(stages["products"]["products"][:g]),
+                    list(stages["products"]["elements"][:g]),
+                    stages["products"]["scale_pairs"][0], groups["product_quantum"],
+                    groups["product_groups"][0], groups["product_units"][0],
+                    merge["near_c"] if merge else ops.false(), nan)
+
+
+def _signs(ops: Ops, products: list[Term]) -> tuple[list[Bool], list[Bool]]:
+    """Per product: positive or zero, negative or zero."""
+    return ([ops.implies(p.nonzero, ops.not_(p.negative)) for p in products],
+            [ops.implies(p.nonzero, p.negative) for p in products])
+
+
+def dot_hypothesis(ops: Ops, group: DotGroup) -> Bool:
+    """Where the bound is claimed: some product of the group nonzero, no NaN scale, and
+    (MXF4 family) the group not merged with C."""
+    return ops.and_(ops.any_(p.nonzero for p in group.products), ops.not_(group.scale_nan),
+                    ops.not_(group.near_c))
+
+
+def dot_singles(ops: Ops, desc: Descriptor, group: DotGroup) -> list[BV]:
+    """The per-product units: ``align_to_window`` of each recorded product at the product
+    path's quantum (section 7's ``nvfp4-per-product``)."""
+    return [align_to_window(ops, p, group.quantum, _window_bound(desc)) for p in group.products]
+
+
+def dot_violation(ops: Ops, desc: Descriptor, group: DotGroup, singles: list[BV],
+                  case: str) -> Bool:
+    """The property's violation on ``build_dot``'s group: same sign (``case="same"``) with
+    the excess outside 0..G-1, mixed signs (``"mixed"``) with the difference beyond G-1,
+    or either (``"any"``)."""
+    top = group_size(desc) - 1
+    grouped, per_product = compared(ops, group.grouped, singles)
+    positive, negative = _signs(ops, group.products)
+    same = ops.or_(ops.all_(positive), ops.all_(negative))
+    bad_same = ops.and_(same, ops.not_(_in_range(ops, _excess(ops, grouped, per_product),
+                                                 0, top)))
+    bad_mixed = ops.and_(ops.not_(same), ops.not_(_in_range(
+        ops, ops.sub(grouped, per_product), -top, top)))
+    bad_excess = ops.not_(_in_range(ops, _excess(ops, grouped, per_product), 0, top))
+    bad = {"same": bad_same, "mixed": bad_mixed, "any": ops.or_(bad_same, bad_mixed),
+           "positive": ops.and_(ops.all_(positive), bad_excess),
+           "negative": ops.and_(ops.all_(negative), bad_excess)}[case]
+    return ops.and_(dot_hypothesis(ops, group), bad)
+
+
+def _dot_values(ops: Ops, desc: Descriptor, group: DotGroup) -> tuple[list[BV], BV]:
+    """``([X_i], e)`` of :func:`product_values` on the recorded products."""
+    return product_values(ops, desc, GroupTerms((), group.scale_pair, [],  # type: ignore[arg-type]
+                                                group.products))
+
+
+def _dot_elements(ops: Ops, desc: Descriptor, group: DotGroup) -> tuple[list[BV], BV]:
+    """``([y_i], s)`` of :func:`element_values` on the recorded elements, and the scale
+    pair's significand, in the distributivity register."""
+    width = common_width(desc)
+    terms = GroupTerms((), group.scale_pair, group.elements, [])  # type: ignore[arg-type]
+    return element_values(ops, desc, terms, width), ops.zext(group.scale_pair.mag, width)
+
+
+def _prefix(ops: Ops, xs: list[BV]) -> list[BV]:
+    """``x_1, x_1 + x_2, ..., x_1 + ... + x_n`` (one width, modular)."""
+    sums = [xs[0]]
+    for x in xs[1:]:
+        sums.append(ops.add(sums[-1], x))
+    return sums
+
+
+def quantum_facts(ops: Ops, desc: Descriptor, group: DotGroup, q: BV) -> Bool:
+    """Every nonzero product of the group has ``raw <= q + product window``, and ``q`` is at
+    most the highest quantum."""
+    window = rules_for(desc.kind, desc.scaling or "").product_window
+    return ops.and_(*(ops.implies(p.nonzero, ops.sle(p.raw, ops.add(q, window)))
+                      for p in group.products), ops.sle(q, highest_quantum(desc)))
+
+
+def unit_facts(ops: Ops, x: BV, positive: Bool, negative: Bool, units: BV) -> Bool:
+    """The sign facts of one product's value ``X`` and units ``u``: ``X >= 0`` (``<= 0``)
+    when the product is positive (negative) or zero, and ``u`` takes ``X``'s sign."""
+    return ops.and_(ops.implies(positive, ops.sge(x, 0)), ops.implies(negative, ops.sle(x, 0)),
+                    ops.implies(ops.sge(x, 0), ops.sge(units, 0)),
+                    ops.implies(ops.sle(x, 0), ops.sle(units, 0)))
+
+
+def partial_sums(ops: Ops, desc: Descriptor, xs: list[BV]) -> list[BV]:
+    """``S_1 .. S_G`` at the carry-step's value width (:func:`sum_width`)."""
+    wide = sum_width(desc)
+    sums = [ops.sext(xs[0], wide)]
+    for x in xs[1:]:
+        sums.append(ops.add(sums[-1], ops.sext(x, wide)))
+    return sums
+
+
+def carry_facts(ops: Ops, sums: list[BV], xs: list[BV], shift: BV, carries: list[BV]
+                ) -> Bool:
+    """The carry-step lemmas' conclusions at steps k = 2..G, ``c_k = T(S_k) - T(S_(k-1)) -
+    u_k`` (``carries[k - 2]``): 0 for ``shift >= 0``; for ``shift < 0`` in -1..1, in 0..1 when
+    ``S_(k-1), X_k >= 0`` and in -1..0 when both are ``<= 0``."""
+    facts = []
+    for k, step in enumerate(carries, start=1):
+        s, x = sums[k - 1], ops.sext(xs[k], sums[k - 1].width)
+        right = ops.slt(shift, 0)
+        facts += [ops.implies(ops.not_(right), ops.eq(step, 0)),
+                  ops.implies(right, _in_range(ops, step, -1, 1)),
+                  ops.implies(ops.and_(right, ops.sge(s, 0), ops.sge(x, 0)),
+                              _in_range(ops, step, 0, 1)),
+                  ops.implies(ops.and_(right, ops.sle(s, 0), ops.sle(x, 0)),
+                              _in_range(ops, step, -1, 0))]
+    return ops.all_(facts)
+
+
+def group_value_facts(ops: Ops, desc: Descriptor, total: GroupSum, wide: BV, e: BV) -> Bool:
+    """The group sum's value is ``S_G 2^e``: exponent ``e``, signed magnitude ``S_G``."""
+    width = common_width(desc)
+    return ops.and_(ops.eq(total.exponent, e),
+                    ops.eq(_signed(ops, total.negative, total.mag, width), ops.sext(wide, width)))
+
+
+def group_bound_facts(ops: Ops, desc: Descriptor, total: GroupSum, q: BV, e: BV) -> Bool:
+    """``e`` in its static range, ``q >= e - window bound`` and the group's magnitude below
+    ``2^(q + window bound + excess - e)`` (so ``align_group`` cannot overflow)."""
+    low, high = exponent_range(desc)
+    bound = _window_bound(desc)
+    room = ops.sub(ops.add(q, bound + total.excess), e)
+    return ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
+                    _below_power(ops, total.mag, room))
+
+
+def truncated_width(desc: Descriptor) -> int:
+    """The free ``t_k = T(S_k)`` of the composition: both carry-step unit registers."""
+    return max(units_width(desc), sum_width(desc) + 2)
+
+
+def dot_chain(desc: Descriptor, k: int) -> list[Query]:
+    """K-group carry as a chain of queries on ``build_dot``'s own DAG at ``k``, about its first
+    product-path group (lanes 0..G-1, G from :mod:`proofs.constants`).
+
+    ``hypothesis satisfiable`` (same sign, mixed signs): where the bound is claimed is
+    reachable. ``quantum``: the product path's quantum ``q`` satisfies :func:`quantum_facts`.
+    ``units-truncate`` and ``group-truncates``, with ``q`` cut (a free variable at every
+    occurrence, under :func:`quantum_facts`: sound by ``quantum``): each per-product unit is
+    ``T(X_i)`` with :func:`unit_facts`, and ``build_dot``'s group units are ``T(S_G)``, where
+    ``X_i`` is product i's value in units of ``2^e`` and ``T`` truncates toward zero at shift
+    ``e - q``. The carry-step lemmas hold for all integers and shifts within their registers.
+    ``composition`` (same sign, mixed): the property's violation with the group units ``g``
+    and the per-product units ``u_i`` cut (free at every occurrence), free ``X_i``, shift and
+    ``t_2 .. t_(G-1)``, under :func:`unit_facts` and :func:`carry_facts` only (``t_1 = u_1``,
+    ``t_G = g``). Sound: the real nodes satisfy those facts, the carry facts being the
+    carry-step lemmas' conclusions at ``x = S_(k-1)``, ``y = X_k``, with ``t_k = T(S_k)``
+    (a truncation always exists; :func:`static_widths` checks that the real values fit the
+    lemmas' registers and the free ones), whose premises are ``units-truncate``'s and
+    ``group-truncates``' conclusions. The solver does the induction over the G steps.
+    """
+    g_count = group_size(desc)
+    variables = layout_variables(desc, k)
+
+    def traced(ops: Ops, values: Variables) -> tuple[DotGroup, list[BV]]:
+        group = dot_group(ops, desc, k, values)
+        return group, dot_singles(ops, desc, group)
+
+    def shown(group: DotGroup, singles: list[BV]) -> dict[str, BV]:
+        grouped, per_product = compared(group.grouped.ops, group.grouped, singles)
+        return {"group_units": grouped, "per_product_units": per_product, "q": group.quantum}
+
+    def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        return dot_violation(ops, desc, group, singles, "any"), shown(group, singles)
+
+    def possible(case: str) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            positive, negative = _signs(ops, group.products)
+            same = ops.or_(ops.all_(positive), ops.all_(negative))
+            return ops.and_(dot_hypothesis(ops, group),
+                            same if case == "same" else ops.not_(same)), shown(group, singles)
+        return body
+
+    def quantum(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        return (ops.and_(dot_hypothesis(ops, group),
+                         ops.not_(quantum_facts(ops, desc, group, group.quantum))),
+                shown(group, singles))
+
+    def cut(ops: Ops, group: DotGroup, condition: Bool, chosen: dict[int, Node] | None = None
+            ) -> Bool:
+        """``condition`` with ``q`` free under :func:`quantum_facts` and the nodes ``chosen``
+        names replaced (on the tracer; elsewhere the condition at the real nodes)."""
+        premise = ops.and_(condition, quantum_facts(ops, desc, group, group.quantum))
+        if not isinstance(ops, TraceOps):
+            return premise
+        chosen = {**(chosen or {}),
+                  group.quantum.node.id: ops.variable("cut!q", group.quantum.width).node}
+        (node,), _ = cut_nodes([premise.node], lambda n: chosen.get(n.id), ops=ops)
+        reached = {v.params[0] for v in free_variables([node])}
+        if "cut!q" not in reached:
+            raise InternalError(f"{desc.name}: the query does not read the quantum")
+        return ops.wrap_bool(node)
+
+    def units_truncate(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        xs, e = _dot_values(ops, desc, group)
+        shift = ops.sub(e, group.quantum)
+        positive, negative = _signs(ops, group.products)
+        ok = ops.all_(ops.and_(truncates(ops, x, shift, u), unit_facts(ops, x, p, n, u))
+                      for x, p, n, u in zip(xs, positive, negative, singles))
+        return (cut(ops, group, ops.and_(dot_hypothesis(ops, group), ops.not_(ok))),
+                shown(group, singles))
+
+    def product_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        xs, _ = _dot_values(ops, desc, group)
+        ys, scale = _dot_elements(ops, desc, group)
+        ok = ops.all_(ops.eq(ops.sext(x, scale.width), ops.mul(y, scale))
+                      for x, y in zip(xs, ys))
+        return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
+
+    def group_sum_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        _, e = _dot_values(ops, desc, group)
+        ys, scale = _dot_elements(ops, desc, group)
+        total = group.total
+        ok = ops.and_(ops.eq(total.exponent, e),
+                      ops.eq(_signed(ops, total.negative, total.mag, scale.width),
+                             ops.mul(_prefix(ops, ys)[-1], scale)))
+        return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
+
+    def group_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        total = group.total
+        xs, e = _dot_values(ops, desc, group)
+        ys, scale = _dot_elements(ops, desc, group)
+        sums = _prefix(ops, ys)
+        signed = _signed(ops, total.negative, total.mag, scale.width)
+        premises = ops.and_(
+            dot_hypothesis(ops, group), ops.eq(total.exponent, e),
+            ops.eq(signed, ops.mul(sums[-1], scale)),
+            *(ops.eq(ops.sext(x, scale.width), ops.mul(y, scale)) for x, y in zip(xs, ys)),
+            *(ops.eq(ops.mul(ops.add(before, y), scale),
+                     ops.add(ops.mul(before, scale), ops.mul(y, scale)))
+              for before, y in zip(sums, ys[1:])))
+        condition = ops.and_(premises, ops.not_(group_value_facts(
+            ops, desc, total, partial_sums(ops, desc, xs)[-1], e)))
+        if not isinstance(ops, TraceOps):
+            return condition, shown(group, singles)
+        products = [ops.mul(y, scale) for y in ys] + [ops.mul(t, scale) for t in sums[1:]]
+        chosen = {total.mag.node.id: ops.variable("cut!mag", total.mag.width).node,
+                  total.negative.node.id: ops.bool_variable("cut!negative").node,
+                  **{x.node.id: ops.variable(f"cut!x{i}", x.width).node
+                     for i, x in enumerate(xs)},
+                  **{m.node.id: ops.variable(f"cut!mul{i}", m.width).node
+                     for i, m in enumerate(products)}}
+        if len(chosen) != len(xs) + len(products) + 2:
+            raise InternalError(f"{desc.name}: the group's values share a node")
+        (node,), _ = cut_nodes([condition.node], lambda n: chosen.get(n.id), ops=ops)
+        if any(n.op == "mul" for n in walk([node])):
+            raise InternalError(f"{desc.name}: a multiplier is left in group-value")
+        return ops.wrap_bool(node), {}
+
+    def group_bound(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        total = group.total
+        _, e = _dot_values(ops, desc, group)
+        ok = group_bound_facts(ops, desc, total, group.quantum, e)
+        return (cut(ops, group, ops.and_(dot_hypothesis(ops, group), ops.not_(ok))),
+                shown(group, singles))
+
+    def group_truncates(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        total = group.total
+        xs, e = _dot_values(ops, desc, group)
+        wide = partial_sums(ops, desc, xs)[-1]
+        ok = truncates(ops, wide, ops.sub(e, group.quantum), group.grouped)
+        condition = ops.and_(dot_hypothesis(ops, group),
+                             group_value_facts(ops, desc, total, wide, e),
+                             group_bound_facts(ops, desc, total, group.quantum, e),
+                             ops.not_(ok))
+        if not isinstance(ops, TraceOps):
+            return cut(ops, group, condition), shown(group, singles)
+        chosen = {total.mag.node.id: ops.variable("cut!mag", total.mag.width).node,
+                  total.negative.node.id: ops.bool_variable("cut!negative").node,
+                  **{x.node.id: ops.variable(f"cut!x{i}", x.width).node
+                     for i, x in enumerate(xs)}}
+        if len(chosen) != len(xs) + 2:
+            raise InternalError(f"{desc.name}: the group's values share a node")
+        cut_condition = cut(ops, group, condition, chosen)
+        if any(n.op == "mul" for n in walk([cut_condition.node])):
+            raise InternalError(f"{desc.name}: a multiplier is left in group-truncates")
+        return cut_condition, shown(group, singles)
+
+    def composition(case: str) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            violation = dot_violation(ops, desc, group, singles, case)
+            if not isinstance(ops, TraceOps):
+                return violation, shown(group, singles)
+            free_g = ops.variable("cut!g", group.grouped.width)
+            free_u = [ops.variable(f"cut!u{i}", u.width) for i, u in enumerate(singles)]
+            xs = [ops.variable(f"cut!x{i}", value_width(desc)) for i in range(g_count)]
+            shift = ops.variable("cut!shift", EXP_WIDTH)
+            carries = [ops.variable(f"cut!c{i}", 2) for i in range(1, g_count)]
+            width = compared(ops, free_g, free_u)[0].width
+            truncated = ops.sext(free_u[0], width)
+            for u, c in zip(free_u[1:], carries):
+                truncated = ops.add(truncated, ops.add(ops.sext(u, width), ops.sext(c, width)))
+            positive, negative = _signs(ops, group.products)
+            facts = ops.and_(
+                *(unit_facts(ops, x, p, n, u)
+                  for x, p, n, u in zip(xs, positive, negative, free_u)),
+                carry_facts(ops, partial_sums(ops, desc, xs), xs, shift, carries),
+                ops.eq(truncated, ops.sext(free_g, width)))
+            chosen = {group.grouped.node.id: free_g.node,
+                      **{u.node.id: f.node for u, f in zip(singles, free_u)}}
+            flags = [(f"cut!nonzero{i}", p.nonzero) for i, p in enumerate(group.products)]
+            flags += [(f"cut!negative{i}", p.negative) for i, p in enumerate(group.products)]
+            flags += [("cut!scale_nan", group.scale_nan), ("cut!near_c", group.near_c)]
+            for name, flag in flags:
+                if not flag.node.is_const:
+                    chosen[flag.node.id] = ops.bool_variable(name).node
+            if len(chosen) != len({n.id for n in chosen.values()}):
+                raise InternalError(f"{desc.name}: two cut-points share a node")
+            (node, cut_facts), _ = cut_nodes([violation.node, facts.node],
+                                             lambda n: chosen.get(n.id), ops=ops)
+            check_cut(desc, node, {f.node.params[0] for f in [free_g, *free_u]})
+            return ops.and_(ops.wrap_bool(node), ops.wrap_bool(cut_facts)), {}
+        return body
+
+    cut_at = "the product path's quantum"
+    lemmas = [
+        Query("hypothesis satisfiable (same sign)", "exists", variables, possible("same")),
+        Query("hypothesis satisfiable (mixed signs)", "exists", variables, possible("mixed")),
+        Query("quantum", "forall", variables, quantum, lift=violated),
+        Query("units-truncate (q cut)", "forall", variables, units_truncate, lift=violated,
+              cut_at=cut_at),
+        Query("product-value", "forall", variables, product_value, lift=violated),
+        Query("group-sum-value", "forall", variables, group_sum_value, lift=violated),
+        distributive_query(desc),
+        Query("group-value (X_i, multipliers, group sum cut)", "forall", variables,
+              group_value, lift=violated, cut_at="the product values, the multipliers and "
+              "the group sum"),
+        Query("group-bound (q cut)", "forall", variables, group_bound, lift=violated,
+              cut_at=cut_at),
+        Query("group-truncates (q, group sum and X_i cut)", "forall", variables,
+              group_truncates, lift=violated, cut_at=cut_at),
+        *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")]]
+    compositions = [
+        Query(f"composition ({name}; g, u_i cut)", "forall", variables, composition(case),
+              cut_at="the group units and the per-product units")
+        for case, name in (("positive", "positive or zero"), ("negative", "negative or zero"),
+                           ("mixed", "mixed signs"))]
+    return lemmas + compositions
+
+
+CHAIN_DETAIL = (
+    "quantum: q satisfies the quantum facts; units-truncate and group-truncates (q cut, free "
+    "under those facts): u_i = T(X_i) with the sign facts, g = T(X_1 + ... + X_G) (T: toward "
+    "zero at shift e - q, stated with left shifts only); carry-step (exact, same-sign, "
+    "any-sign): for all integers and shifts; composition: the violation with g and u_i cut, "
+    "free X_i, shift and t_k = T(S_k), under the sign facts and the carry-step conclusions "
+    "at (S_(k-1), X_k) only, unsat (the solver does the induction over the G steps).")
+
+
+def check_cut(desc: Descriptor, cut: Node, names: set[str]) -> None:
+    """The composition's violation reads every cut variable ``names`` and nothing but
+    cut-point variables: no input word (it depends on the datapath's inputs only through
+    the cut-points)."""
+    reached = {n.params[0] for n in free_variables([cut])}
+    if not names <= reached:
+        raise InternalError(f"{desc.name}: the violation does not read {sorted(names - reached)}")
+    words = sorted(n for n in reached if not n.startswith("cut!"))
+    if words:
+        raise InternalError(f"{desc.name}: the cut violation still reads {words[:4]}")
 
 
 # --------------------------------------------- group versus per-product, full K
