@@ -911,35 +911,25 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
             violation = dot_violation(ops, desc, group, singles, case)
             if not isinstance(ops, TraceOps):
                 return violation, shown(group, singles)
-            free_g = ops.variable("cut!g", group.grouped.width)
-            free_u = [ops.variable(f"cut!u{i}", u.width) for i, u in enumerate(singles)]
-            xs = [ops.variable(f"cut!x{i}", value_width(desc)) for i in range(g_count)]
-            shift = ops.variable("cut!shift", EXP_WIDTH)
-            carries = [ops.variable(f"cut!c{i}", 2) for i in range(1, g_count)]
-            width = compared(ops, free_g, free_u)[0].width
-            truncated = ops.sext(free_u[0], width)
-            for u, c in zip(free_u[1:], carries):
-                truncated = ops.add(truncated, ops.add(ops.sext(u, width), ops.sext(c, width)))
-            positive, negative = _signs(ops, group.products)
-            facts = ops.and_(
-                *(unit_facts(ops, x, p, n, u)
-                  for x, p, n, u in zip(xs, positive, negative, free_u)),
-                carry_facts(ops, partial_sums(ops, desc, xs), xs, shift, carries),
-                ops.eq(truncated, ops.sext(free_g, width)))
-            chosen = {group.grouped.node.id: free_g.node,
-                      **{u.node.id: f.node for u, f in zip(singles, free_u)}}
-            flags = [(f"cut!nonzero{i}", p.nonzero) for i, p in enumerate(group.products)]
-            flags += [(f"cut!negative{i}", p.negative) for i, p in enumerate(group.products)]
-            flags += [("cut!scale_nan", group.scale_nan), ("cut!near_c", group.near_c)]
-            for name, flag in flags:
+            free = {name: ops.variable(name, width) for name, width in tree_variables(desc)}
+            chosen = {group.grouped.node.id: free["cut!g"].node,
+                      **{u.node.id: free[f"cut!u{i}"].node for i, u in enumerate(singles)}}
+            for i, p in enumerate(group.products):
+                chosen[p.nonzero.node.id] = ops.eq(free[f"cut!nonzero{i}"], 1).node
+                chosen[p.negative.node.id] = ops.eq(free[f"cut!negative{i}"], 1).node
+            for name, flag in (("cut!scale_nan", group.scale_nan), ("cut!near_c", group.near_c)):
                 if not flag.node.is_const:
                     chosen[flag.node.id] = ops.bool_variable(name).node
             if len(chosen) != len({n.id for n in chosen.values()}):
                 raise InternalError(f"{desc.name}: two cut-points share a node")
-            (node, cut_facts), _ = cut_nodes([violation.node, facts.node],
-                                             lambda n: chosen.get(n.id), ops=ops)
-            check_cut(desc, node, {f.node.params[0] for f in [free_g, *free_u]})
-            return ops.and_(ops.wrap_bool(node), ops.wrap_bool(cut_facts)), {}
+            (node,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+            check_cut(desc, node, {"cut!g", *(f"cut!u{i}" for i in range(g_count))})
+            tree = carry_tree(ops, desc, case, free)
+            per_product = compared(ops, free["cut!g"], [free[f"cut!u{i}"]
+                                                         for i in range(g_count)])[1]
+            if tree.per_product.node.id != per_product.node.id:
+                raise InternalError(f"{desc.name}: the carry tree is not the per-product sum's")
+            return ops.and_(ops.wrap_bool(node), tree.facts, *tree.levels), {}
         return body
 
     cut_at = "the product path's quantum"
@@ -960,11 +950,16 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
         Query("group-truncates (q, group sum and X_i cut)", "forall", variables,
               group_truncates, lift=violated, cut_at=cut_at),
         *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")]]
-    compositions = [
-        Query(f"composition ({name}; g, u_i cut)", "forall", variables, composition(case),
-              cut_at="the group units and the per-product units")
-        for case, name in (("positive", "positive or zero"), ("negative", "negative or zero"),
-                           ("mixed", "mixed signs"))]
+    cases = (("positive", "positive or zero"), ("negative", "negative or zero"),
+             ("mixed", "mixed signs"))
+    compositions = []
+    for case, name in cases:
+        compositions += [tree_level_query(desc, case, name, level)
+                         for level in range(tree_depth(g_count))]
+        compositions.append(Query(
+            f"composition ({name}; g, u_i and the products' flags cut)", "forall", variables,
+            composition(case), cut_at="the group units, the per-product units and the "
+            "products' flags"))
     return lemmas + compositions
 
 
@@ -975,6 +970,107 @@ CHAIN_DETAIL = (
     "any-sign): for all integers and shifts; composition: the violation with g and u_i cut, "
     "free X_i, shift and t_k = T(S_k), under the sign facts and the carry-step conclusions "
     "at (S_(k-1), X_k) only, unsat (the solver does the induction over the G steps).")
+
+
+def tree_depth(count: int) -> int:
+    """Levels of ``ops.sum``'s balanced tree over ``count`` leaves."""
+    return (count - 1).bit_length()
+
+
+def tree_width(desc: Descriptor) -> int:
+    """The width of :func:`compared` (the per-product sum's tree and every ``t_N``)."""
+    units = group_shape(desc).units
+    return max(units) + group_size(desc).bit_length()
+
+
+def tree_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
+    """The composition's free variables: ``g``, ``u_i``, ``X_i``, the shift, ``t_N`` of each
+    inner node of the tree but the root, and each product's nonzero and negative flags."""
+    g, units = group_size(desc), group_shape(desc).units
+    return (("cut!g", units[0]), *((f"cut!u{i}", w) for i, w in enumerate(units[1:])),
+            *((f"cut!x{i}", value_width(desc)) for i in range(g)), ("cut!shift", EXP_WIDTH),
+            *((f"cut!t{i}", tree_width(desc)) for i in range(g - 2)),
+            *((f"cut!nonzero{i}", 1) for i in range(g)),
+            *((f"cut!negative{i}", 1) for i in range(g)))
+
+
+@dataclass(frozen=True)
+class CarryTree:
+    """The composition's facts over :func:`tree_variables` and, per tree level, what the
+    level queries conclude."""
+
+    facts: Bool
+    levels: list[Bool]
+    per_product: BV
+
+
+def _range(case: str, n: int) -> tuple[int, int]:
+    return {"positive": (0, n - 1), "negative": (1 - n, 0), "mixed": (1 - n, n - 1)}[case]
+
+
+def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> CarryTree:
+    """Facts and level conclusions along ``ops.sum``'s own tree over the per-product units.
+
+    Each inner node N = L + R has ``P_N = P_L + P_R`` (the per-product sum's own node, from
+    :func:`compared`), ``S_N = S_L + S_R`` (the products' values), ``t_N`` free (the root's
+    is the group units ``g``), and the carry-step conclusions for ``c_N = t_N - t_L - t_R``
+    at ``(S_L, S_R)``; the leaves are ``t = P = u_i``, ``S = X_i``, with :func:`unit_facts`.
+    A level's conclusion: ``d_N = t_N - P_N`` within the case's range for N's leaf count
+    (``positive``: 0..n-1 and ``S_N >= 0`` when every product is positive or zero;
+    ``negative``: mirrored; ``mixed``: within n-1).
+    """
+    g_count = group_size(desc)
+    width, wide = tree_width(desc), sum_width(desc)
+    right = ops.slt(values["cut!shift"], 0)
+    nonzero = [ops.eq(values[f"cut!nonzero{i}"], 1) for i in range(g_count)]
+    negative = [ops.eq(values[f"cut!negative{i}"], 1) for i in range(g_count)]
+    positive_i = [ops.implies(z, ops.not_(n)) for z, n in zip(nonzero, negative)]
+    negative_i = [ops.implies(z, n) for z, n in zip(nonzero, negative)]
+    condition = {"positive": ops.all_(positive_i), "negative": ops.all_(negative_i),
+                 "mixed": ops.true()}[case]
+    facts = [unit_facts(ops, values[f"cut!x{i}"], p, n, values[f"cut!u{i}"])
+             for i, (p, n) in enumerate(zip(positive_i, negative_i))]
+    leaves = [ops.sext(values[f"cut!u{i}"], width) for i in range(g_count)]
+    items = [(u, u, ops.sext(values[f"cut!x{i}"], wide), 1) for i, u in enumerate(leaves)]
+    levels: list[Bool] = []
+    inner = 0
+    while len(items) > 1:
+        paired, concluded = [], []
+        for (tl, pl, sl, nl), (tr, pr, sr, nr) in zip(items[0::2], items[1::2]):
+            if len(items) == 2:
+                t = ops.sext(values["cut!g"], width)
+            else:
+                t, inner = values[f"cut!t{inner}"], inner + 1
+            p, total, n = ops.add(pl, pr), ops.add(sl, sr), nl + nr
+            c = ops.sub(t, ops.add(tl, tr))
+            facts += [ops.implies(ops.not_(right), ops.eq(c, 0)),
+                      ops.implies(right, _in_range(ops, c, -1, 1)),
+                      ops.implies(ops.and_(right, ops.sge(sl, 0), ops.sge(sr, 0)),
+                                  _in_range(ops, c, 0, 1)),
+                      ops.implies(ops.and_(right, ops.sle(sl, 0), ops.sle(sr, 0)),
+                                  _in_range(ops, c, -1, 0))]
+            low, high = _range(case, n)
+            sign = {"positive": ops.sge(total, 0), "negative": ops.sle(total, 0),
+                    "mixed": ops.true()}[case]
+            concluded.append(ops.and_(_in_range(ops, ops.sub(t, p), low, high), sign))
+            paired.append((t, p, total, n))
+        if len(items) % 2:
+            paired.append(items[-1])
+        items = paired
+        levels.append(ops.implies(condition, ops.all_(concluded)))
+    return CarryTree(ops.all_(facts), levels, items[0][1])
+
+
+def tree_level_query(desc: Descriptor, case: str, name: str, level: int) -> Query:
+    """Violation of: under the composition's facts and the conclusions of the levels below,
+    level ``level`` of :func:`carry_tree` holds (free variables only)."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        tree = carry_tree(ops, desc, case, values)
+        return ops.and_(tree.facts, *tree.levels[:level], ops.not_(tree.levels[level])), {}
+
+    return Query(f"carry tree level {level + 1} ({name})", "forall", tree_variables(desc),
+                 body)
 
 
 def check_cut(desc: Descriptor, cut: Node, names: set[str]) -> None:
