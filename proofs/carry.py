@@ -929,7 +929,7 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
                                                          for i in range(g_count)])[1]
             if tree.per_product.node.id != per_product.node.id:
                 raise InternalError(f"{desc.name}: the carry tree is not the per-product sum's")
-            return ops.and_(ops.wrap_bool(node), tree.facts, *tree.levels), {}
+            return ops.and_(ops.wrap_bool(node), tree.facts, tree.levels[-1]), {}
         return body
 
     cut_at = "the product path's quantum"
@@ -996,10 +996,12 @@ def tree_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
 
 @dataclass(frozen=True)
 class CarryTree:
-    """The composition's facts over :func:`tree_variables` and, per tree level, what the
-    level queries conclude."""
+    """The composition's facts over :func:`tree_variables`: the leaves' :func:`unit_facts`,
+    per tree level the carry-step conclusions at its nodes, and what its level query
+    concludes."""
 
     facts: Bool
+    steps: list[Bool]
     levels: list[Bool]
     per_product: BV
 
@@ -1020,6 +1022,8 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
     ``negative``: mirrored; ``mixed``: within n-1).
     """
     g_count = group_size(desc)
+    if g_count & (g_count - 1):
+        raise InternalError(f"{desc.name}: a group of {g_count} is not a power of two")
     width, wide = tree_width(desc), sum_width(desc)
     right = ops.slt(values["cut!shift"], 0)
     nonzero = [ops.eq(values[f"cut!nonzero{i}"], 1) for i in range(g_count)]
@@ -1033,9 +1037,10 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
     leaves = [ops.sext(values[f"cut!u{i}"], width) for i in range(g_count)]
     items = [(u, u, ops.sext(values[f"cut!x{i}"], wide), 1) for i, u in enumerate(leaves)]
     levels: list[Bool] = []
+    steps: list[Bool] = []
     inner = 0
     while len(items) > 1:
-        paired, concluded = [], []
+        paired, concluded, carries = [], [], []
         for (tl, pl, sl, nl), (tr, pr, sr, nr) in zip(items[0::2], items[1::2]):
             if len(items) == 2:
                 t = ops.sext(values["cut!g"], width)
@@ -1043,7 +1048,7 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
                 t, inner = values[f"cut!t{inner}"], inner + 1
             p, total, n = ops.add(pl, pr), ops.add(sl, sr), nl + nr
             c = ops.sub(t, ops.add(tl, tr))
-            facts += [ops.implies(ops.not_(right), ops.eq(c, 0)),
+            carries += [ops.implies(ops.not_(right), ops.eq(c, 0)),
                       ops.implies(right, _in_range(ops, c, -1, 1)),
                       ops.implies(ops.and_(right, ops.sge(sl, 0), ops.sge(sr, 0)),
                                   _in_range(ops, c, 0, 1)),
@@ -1058,16 +1063,19 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
             paired.append(items[-1])
         items = paired
         levels.append(ops.implies(condition, ops.all_(concluded)))
-    return CarryTree(ops.all_(facts), levels, items[0][1])
+        steps.append(ops.all_(carries))
+    return CarryTree(ops.all_(facts), steps, levels, items[0][1])
 
 
 def tree_level_query(desc: Descriptor, case: str, name: str, level: int) -> Query:
-    """Violation of: under the composition's facts and the conclusions of the levels below,
-    level ``level`` of :func:`carry_tree` holds (free variables only)."""
+    """Violation of: level ``level`` of :func:`carry_tree` holds under its nodes' carry-step
+    conclusions and the level below's conclusion (the leaves' unit facts for the first
+    level); free variables only."""
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         tree = carry_tree(ops, desc, case, values)
-        return ops.and_(tree.facts, *tree.levels[:level], ops.not_(tree.levels[level])), {}
+        below = tree.levels[level - 1] if level else tree.facts
+        return ops.and_(below, tree.steps[level], ops.not_(tree.levels[level])), {}
 
     return Query(f"carry tree level {level + 1} ({name})", "forall", tree_variables(desc),
                  body)
