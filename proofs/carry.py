@@ -51,7 +51,6 @@ from tcspec.proofs.core import (
     run_dot,
 )
 from tcspec.proofs.cutpoints import recorded
-from tcspec.proofs.error_bound import smax_step_query
 from tcspec.proofs.floor import truncates
 from tcspec.ref.vectorfiles import frozen_record
 from tcspec.smt.solve import free_variables
@@ -315,30 +314,6 @@ def sum_width(desc: Descriptor) -> int:
     return value_width(desc) + group_size(desc).bit_length()
 
 
-def align_product_query(desc: Descriptor) -> Query:
-    """Violation of: for one product with ``raw <= q + product window`` when nonzero, no NaN
-    scale and ``q`` at most the highest quantum, ``align_to_window`` gives ``T(X)``, and
-    ``X >= 0`` (``<= 0``) when the product is positive (negative) or zero."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values, count=1)
-        (p,) = terms.products
-        q = values["q"]
-        (x,), e = product_values(ops, desc, terms)
-        units = align_to_window(ops, p, q, _window_bound(desc))
-        pre = ops.and_(ops.implies(p.nonzero, ops.sle(p.raw, ops.add(q, rules.product_window))),
-                       ops.sle(q, highest_quantum(desc)),
-                       ops.not_(ops.any_(scale.is_nan for scale in terms.scales)))
-        ok = ops.and_(truncates(ops, x, ops.sub(e, q), units),
-                      ops.implies(ops.implies(p.nonzero, ops.not_(p.negative)), ops.sge(x, 0)),
-                      ops.implies(ops.implies(p.nonzero, p.negative), ops.sle(x, 0)))
-        return ops.and_(pre, ops.not_(ok)), {"units": units, "value": x}
-
-    variables = (("a0", 32), ("b0", 32), ("scale_a", 8), ("scale_b", 8), ("q", EXP_WIDTH))
-    return Query("align-product", "forall", variables, body)
-
-
 def exponent_range(desc: Descriptor) -> tuple[int, int]:
     """Static range of ``e`` (:func:`product_values`) over every pair of scale words."""
     fa, fb, fs = group_formats(desc)
@@ -373,26 +348,6 @@ def common_width(desc: Descriptor) -> int:
     return max(group_shape(desc).group_mag, sum_width(desc)) + 2
 
 
-def _scale_mag(ops: Ops, terms: GroupTerms, width: int) -> BV:
-    return ops.zext(terms.scale_pair.mag, width)
-
-
-def product_value_query(desc: Descriptor) -> Query:
-    """Violation of: one product's value ``X`` is its element value ``y`` times the scale
-    pair's significand ``s`` (``X = y s``)."""
-    width = common_width(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values, count=1)
-        (x,), _ = product_values(ops, desc, terms)
-        (y,) = element_values(ops, desc, terms, width)
-        return ops.ne(ops.sext(x, width), ops.mul(y, _scale_mag(ops, terms, width))), {
-            "value": x}
-
-    variables = (("a0", 32), ("b0", 32), ("scale_a", 8), ("scale_b", 8))
-    return Query("product-value", "forall", variables, body)
-
-
 def distributive_query(desc: Descriptor) -> Query:
     """Violation of ``(x + y) s = x s + y s`` (modulo ``2^width``) for free ``x``, ``y``, ``s``."""
     width = common_width(desc)
@@ -404,68 +359,6 @@ def distributive_query(desc: Descriptor) -> Query:
 
     return Query("distributive", "forall", (("x", width), ("y", width), ("s", scale_width)),
                  body)
-
-
-def group_value_query(desc: Descriptor) -> Query:
-    """Violation of: ``exact_group_sum`` has value exponent ``e`` and signed magnitude
-    ``(y_1 + ... + y_G) s`` (the element values summed, times the scale significand)."""
-    width = common_width(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values)
-        _, e = product_values(ops, desc, terms)
-        group = group_sum(ops, desc, terms)
-        scaled = ops.mul(ops.sum(element_values(ops, desc, terms, width)),
-                         _scale_mag(ops, terms, width))
-        ok = ops.and_(ops.eq(group.exponent, e),
-                      ops.eq(_signed(ops, group.negative, group.mag, width), scaled))
-        return ops.not_(ok), {"group_mag": group.mag}
-
-    return Query("group-value", "forall", group_variables(desc)[:-1], body)
-
-
-def group_bound_query(desc: Descriptor) -> Query:
-    """Violation of: at a usable ``q``, the group value is below ``2^(q + window bound +
-    excess)`` (so ``align_group`` cannot overflow), ``e`` is in its static range and
-    ``q >= e - window bound``."""
-    low, high = exponent_range(desc)
-    bound = _window_bound(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values)
-        q = values["q"]
-        _, e = product_values(ops, desc, terms)
-        group = group_sum(ops, desc, terms)
-        room = ops.sub(ops.add(q, bound + group.excess), e)
-        ok = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
-                      _below_power(ops, group.mag, room))
-        return ops.and_(group_usable(ops, desc, terms, q), ops.not_(ok)), {"room": room}
-
-    return Query("group-bound", "forall", group_variables(desc), body)
-
-
-def align_group_query(desc: Descriptor) -> Query:
-    """Violation of: for a free group value ``(-1)^negative mag 2^e`` below
-    ``2^(q + window bound + excess)``, ``e`` in range, ``e - window bound <= q <=`` the
-    highest quantum, ``align_group`` gives ``T(value)`` (units of ``2^q``, toward zero)."""
-    low, high = exponent_range(desc)
-    bound = _window_bound(desc)
-    shape = group_shape(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        negative, mag, e, q = (ops.eq(values["negative"], 1), values["mag"], values["e"],
-                               values["q"])
-        group = GroupSum(negative, mag, e, e, e, ops.ne(mag, 0), shape.excess)
-        units = align_group(ops, group, q, bound)
-        pre = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
-                       ops.sle(q, highest_quantum(desc)),
-                       _below_power(ops, mag, ops.sub(ops.add(q, bound + group.excess), e)))
-        ok = truncates(ops, _signed(ops, negative, mag, mag.width + 1), ops.sub(e, q), units)
-        return ops.and_(pre, ops.not_(ok)), {"group_units": units}
-
-    variables = (("negative", 1), ("mag", shape.group_mag), ("e", EXP_WIDTH),
-                 ("q", EXP_WIDTH))
-    return Query("align-group", "forall", variables, body)
 
 
 def units_width(desc: Descriptor) -> int:
@@ -507,80 +400,24 @@ def carry_step_query(desc: Descriptor, case: str) -> Query:
     return Query(f"carry-step ({case})", "forall", variables, body)
 
 
-def query_arithmetic_query(desc: Descriptor) -> Query:
-    """Violation of: for free group units ``g`` and product units ``u_i`` at the spec's
-    widths, ``g - sum u_i`` (exact) in 0..G-1 with every value >= 0, or in -(G-1)..0 with
-    every value <= 0, gives the bound query's excess in 0..G-1; within G-1 gives its
-    difference within G-1."""
-    g_count = group_size(desc)
-    top = g_count - 1
-    widths = group_shape(desc).units
-    exact = max(widths) + g_count.bit_length() + 2
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        g = values["g"]
-        singles = [values[f"u{i}"] for i in range(g_count)]
-        difference = ops.sub(ops.sext(g, exact),
-                             ops.sum([ops.sext(u, exact) for u in singles]))
-        everything = [g, *singles]
-        positive = ops.and_(ops.all_(ops.sge(v, 0) for v in everything),
-                            _in_range(ops, difference, 0, top))
-        negative = ops.and_(ops.all_(ops.sle(v, 0) for v in everything),
-                            _in_range(ops, difference, -top, 0))
-        grouped, per_product = compared(ops, g, singles)
-        excess = _excess(ops, grouped, per_product)
-        same_ok = ops.implies(ops.or_(positive, negative), _in_range(ops, excess, 0, top))
-        mixed_ok = ops.implies(_in_range(ops, difference, -top, top),
-                               _in_range(ops, ops.sub(grouped, per_product), -top, top))
-        return ops.not_(ops.and_(same_ok, mixed_ok)), {"difference": difference}
-
-    variables = (("g", widths[0]), *((f"u{i}", w) for i, w in enumerate(widths[1:])))
-    return Query("query-arithmetic", "forall", variables, body)
-
-
-def bound_lemmas(desc: Descriptor) -> list[Query]:
-    """The lemmas of :data:`COMPOSITION`, in the order the composition uses them."""
-    return [smax_step_query(), align_product_query(desc), product_value_query(desc),
-            distributive_query(desc), group_value_query(desc), group_bound_query(desc),
-            align_group_query(desc),
-            *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")],
-            query_arithmetic_query(desc)]
-
-
-COMPOSITION = (
-    "Composition (one group of free words at any usable q). X_i is product i's exact value "
-    "as an integer in units of 2^e (e: the scale pair's value exponent plus the lowest "
-    "element value exponent); T(x) = trunc(x 2^(e-q)) toward zero, stated with left shifts "
-    "only (unique: a floor). smax-step, by induction over max_raw's tree: raw_i <= top raw "
-    "<= q + product window for every nonzero product; align-product: so u_i = T(X_i), with "
-    "X_i >= 0 (<= 0) when the product is positive (negative) or zero. product-value: X_i = "
-    "y_i s (y_i the element value, s the scale pair's significand); distributive, by "
-    "induction over the sum's tree: sum y_i s = (sum y_i) s; group-value: exact_group_sum's "
-    "value is (sum y_i) s 2^e, so its signed magnitude is W = X_1 + ... + X_G at exponent "
-    "e; group-bound: at a usable q that value is below 2^(q + window bound + excess), e is "
-    "in range and q >= e - window bound, so align-group gives the group units g = T(W). "
-    "carry-step: for e - q >= 0 every T is exact (exact); for e - q < 0, by induction over "
-    "the partial sums S_k = X_1 + ... + X_k, T(S_k) - (u_1 + ... + u_k) is in 0..k-1 when "
-    "every X_i >= 0 and in -(k-1)..0 when every X_i <= 0 (same-sign; partial sums keep the "
-    "sign), within k-1 otherwise (any-sign); query-arithmetic turns g - sum u_i (k = G) into "
-    "the bound queries' excess (0..G-1) and difference (within G-1) at their own widths.")
-
-
 def static_widths(desc: Descriptor) -> str:
-    """The no-wrap facts the induction needs (checked here): every partial sum fits the
-    carry-step's value register, every T of one its unit registers, and the distributivity
-    register holds every product value and the group's signed magnitude."""
+    """The no-wrap facts the chain needs (checked here): every subtree sum of the values fits
+    the carry-step's value register, every ``T`` of one fits its unit registers and the carry
+    tree's ``t_N``, and the distributivity register holds every product value and the
+    group's signed magnitude."""
     g, value, wide, units = (group_size(desc), value_width(desc), sum_width(desc),
                              units_width(desc))
+    tree = tree_width(desc)
     if g * (1 << (value - 1)) > 1 << (wide - 1) or common_width(desc) < wide + 2:
         raise ValueError(f"partial sums of {desc.name} could wrap")
     single = units - g.bit_length() - 1
-    if g * (1 << (single - 1)) > 1 << (units - 1):
+    if g * (1 << (single - 1)) > 1 << (min(units, tree) - 1) or wide + 2 > tree:
         raise ValueError(f"truncated partial sums of {desc.name} could wrap")
-    return (f"Static: G={g} values of {value} bits, every partial sum S_k within {wide} "
-            f"bits (G 2^{value - 1} <= 2^{wide - 1}); for e - q < 0, |T(S_k)| <= |S_k| fits "
-            f"{wide + 2} bits; for e - q >= 0, |T(S_k)| <= sum |u_i| < G 2^{single - 1} fits "
-            f"{units} bits; distributivity in {common_width(desc)} bits (no wrap)")
+    return (f"Static: G={g} values of {value} bits, every subtree sum S_N within {wide} "
+            f"bits (G 2^{value - 1} <= 2^{wide - 1}); for e - q < 0, |T(S_N)| <= |S_N| fits "
+            f"{wide + 2} bits; for e - q >= 0, |T(S_N)| <= sum |u_i| < G 2^{single - 1} fits "
+            f"{units} bits; both fit the carry tree's {tree} bits; distributivity in "
+            f"{common_width(desc)} bits (no wrap)")
 
 
 # ---------------------------------------- the chain on build_dot's own DAG (issue 16)
@@ -643,11 +480,12 @@ def dot_singles(ops: Ops, desc: Descriptor, group: DotGroup) -> list[BV]:
 
 
 def dot_violation(ops: Ops, desc: Descriptor, group: DotGroup, singles: list[BV],
-                  case: str) -> Bool:
-    """The property's violation on ``build_dot``'s group: same sign (``case="same"``) with
+                  case: str, top: int | None = None) -> Bool:
+    """The property's violation on ``build_dot``'s group: same sign (``case="same"``; or
+    ``"positive"``, ``"negative"``: every product positive or zero, negative or zero) with
     the excess outside 0..G-1, mixed signs (``"mixed"``) with the difference beyond G-1,
-    or either (``"any"``)."""
-    top = group_size(desc) - 1
+    or either (``"any"``); ``top`` (default G-1) replaces G-1 (a wrong bound, for tests)."""
+    top = group_size(desc) - 1 if top is None else top
     grouped, per_product = compared(ops, group.grouped, singles)
     positive, negative = _signs(ops, group.products)
     same = ops.or_(ops.all_(positive), ops.all_(negative))
@@ -700,31 +538,10 @@ def unit_facts(ops: Ops, x: BV, positive: Bool, negative: Bool, units: BV) -> Bo
                     ops.implies(ops.sle(x, 0), ops.sle(units, 0)))
 
 
-def partial_sums(ops: Ops, desc: Descriptor, xs: list[BV]) -> list[BV]:
-    """``S_1 .. S_G`` at the carry-step's value width (:func:`sum_width`)."""
-    wide = sum_width(desc)
-    sums = [ops.sext(xs[0], wide)]
-    for x in xs[1:]:
-        sums.append(ops.add(sums[-1], ops.sext(x, wide)))
-    return sums
-
-
-def carry_facts(ops: Ops, sums: list[BV], xs: list[BV], shift: BV, carries: list[BV]
-                ) -> Bool:
-    """The carry-step lemmas' conclusions at steps k = 2..G, ``c_k = T(S_k) - T(S_(k-1)) -
-    u_k`` (``carries[k - 2]``): 0 for ``shift >= 0``; for ``shift < 0`` in -1..1, in 0..1 when
-    ``S_(k-1), X_k >= 0`` and in -1..0 when both are ``<= 0``."""
-    facts = []
-    for k, step in enumerate(carries, start=1):
-        s, x = sums[k - 1], ops.sext(xs[k], sums[k - 1].width)
-        right = ops.slt(shift, 0)
-        facts += [ops.implies(ops.not_(right), ops.eq(step, 0)),
-                  ops.implies(right, _in_range(ops, step, -1, 1)),
-                  ops.implies(ops.and_(right, ops.sge(s, 0), ops.sge(x, 0)),
-                              _in_range(ops, step, 0, 1)),
-                  ops.implies(ops.and_(right, ops.sle(s, 0), ops.sle(x, 0)),
-                              _in_range(ops, step, -1, 0))]
-    return ops.all_(facts)
+def values_sum(ops: Ops, desc: Descriptor, xs: list[BV]) -> BV:
+    """``S_G = X_1 + ... + X_G`` at the carry-step's value width (:func:`sum_width`), as
+    ``ops.sum``'s balanced tree (the tree :func:`carry_tree` walks)."""
+    return ops.sum([ops.sext(x, sum_width(desc)) for x in xs])
 
 
 def group_value_facts(ops: Ops, desc: Descriptor, total: GroupSum, wide: BV, e: BV) -> Bool:
@@ -744,30 +561,36 @@ def group_bound_facts(ops: Ops, desc: Descriptor, total: GroupSum, q: BV, e: BV)
                     _below_power(ops, total.mag, room))
 
 
-def truncated_width(desc: Descriptor) -> int:
-    """The free ``t_k = T(S_k)`` of the composition: both carry-step unit registers."""
-    return max(units_width(desc), sum_width(desc) + 2)
-
-
-def dot_chain(desc: Descriptor, k: int) -> list[Query]:
+def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     """K-group carry as a chain of queries on ``build_dot``'s own DAG at ``k``, about its first
-    product-path group (lanes 0..G-1, G from :mod:`proofs.constants`).
+    product-path group (lanes 0..G-1, G from :mod:`proofs.constants`; DESIGN.md, "The proof
+    method"). ``X_i`` is product i's value in units of ``2^e``, ``S_G`` their sum and ``T``
+    truncation toward zero at shift ``e - q`` (:func:`proofs.floor.truncates`).
 
-    ``hypothesis satisfiable`` (same sign, mixed signs): where the bound is claimed is
-    reachable. ``quantum``: the product path's quantum ``q`` satisfies :func:`quantum_facts`.
-    ``units-truncate`` and ``group-truncates``, with ``q`` cut (a free variable at every
-    occurrence, under :func:`quantum_facts`: sound by ``quantum``): each per-product unit is
-    ``T(X_i)`` with :func:`unit_facts`, and ``build_dot``'s group units are ``T(S_G)``, where
-    ``X_i`` is product i's value in units of ``2^e`` and ``T`` truncates toward zero at shift
-    ``e - q``. The carry-step lemmas hold for all integers and shifts within their registers.
-    ``composition`` (same sign, mixed): the property's violation with the group units ``g``
-    and the per-product units ``u_i`` cut (free at every occurrence), free ``X_i``, shift and
-    ``t_2 .. t_(G-1)``, under :func:`unit_facts` and :func:`carry_facts` only (``t_1 = u_1``,
-    ``t_G = g``). Sound: the real nodes satisfy those facts, the carry facts being the
-    carry-step lemmas' conclusions at ``x = S_(k-1)``, ``y = X_k``, with ``t_k = T(S_k)``
-    (a truncation always exists; :func:`static_widths` checks that the real values fit the
-    lemmas' registers and the free ones), whose premises are ``units-truncate``'s and
-    ``group-truncates``' conclusions. The solver does the induction over the G steps.
+    - ``hypothesis satisfiable`` (same sign, mixed signs): the claim is not vacuous.
+    - ``quantum``: the product path's quantum ``q`` meets :func:`quantum_facts`.
+    - ``units-truncate`` (``q`` cut: free at every occurrence under :func:`quantum_facts`,
+      sound by ``quantum``): ``u_i = T(X_i)`` with :func:`unit_facts`.
+    - ``product-value``, ``group-sum-value``: ``X_i = y_i s`` and the group sum is
+      ``(y_1 + ... + y_G) s`` at exponent ``e``; ``distributive`` for all ``x, y, s``;
+      ``group-value``, with ``X_i``, the group sum and every multiplier cut, under those
+      conclusions and ``distributive`` at each prefix ``(y_1 + ... + y_(k-1), y_k)``: the
+      group sum is ``S_G`` at exponent ``e``.
+    - ``group-bound`` (``q`` cut), then ``group-truncates`` (``q``, ``X_i`` and the group sum
+      cut, under the conclusions before): ``build_dot``'s group units are ``g = T(S_G)``.
+    - ``carry-step`` (exact, same-sign, any-sign): for all integers and shifts.
+    - ``carry tree level j`` and ``composition`` per sign case (:func:`carry_tree`, free
+      variables only): the property's violation with ``g``, every ``u_i`` and the products'
+      flags cut, and free ``X_i``, shift and ``t_N``, under :func:`unit_facts`, the
+      carry-step conclusions at each node of ``ops.sum``'s tree and the levels' conclusions,
+      is unsat; the solver does the induction.
+
+    Sound: each cut stands for a real node that meets what the earlier queries proved; the
+    real values meet the tree's facts with ``t_N = T(S_N)`` (a truncation always exists),
+    the carry-step conclusions being that lemma at ``(S_L, S_R, t_L, t_R, t_N)``, whose
+    premises are ``units-truncate``'s and ``group-truncates``' conclusions and the
+    definition of ``t_N``; :func:`static_widths` checks that the real values fit the
+    lemmas' registers and the free ones.
     """
     g_count = group_size(desc)
     variables = layout_variables(desc, k)
@@ -782,7 +605,7 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
 
     def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
-        return dot_violation(ops, desc, group, singles, "any"), shown(group, singles)
+        return dot_violation(ops, desc, group, singles, "any", top), shown(group, singles)
 
     def possible(case: str) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
@@ -857,7 +680,7 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
                      ops.add(ops.mul(before, scale), ops.mul(y, scale)))
               for before, y in zip(sums, ys[1:])))
         condition = ops.and_(premises, ops.not_(group_value_facts(
-            ops, desc, total, partial_sums(ops, desc, xs)[-1], e)))
+            ops, desc, total, values_sum(ops, desc, xs), e)))
         if not isinstance(ops, TraceOps):
             return condition, shown(group, singles)
         products = [ops.mul(y, scale) for y in ys] + [ops.mul(t, scale) for t in sums[1:]]
@@ -886,7 +709,7 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
         group, singles = traced(ops, values)
         total = group.total
         xs, e = _dot_values(ops, desc, group)
-        wide = partial_sums(ops, desc, xs)[-1]
+        wide = values_sum(ops, desc, xs)
         ok = truncates(ops, wide, ops.sub(e, group.quantum), group.grouped)
         condition = ops.and_(dot_hypothesis(ops, group),
                              group_value_facts(ops, desc, total, wide, e),
@@ -908,7 +731,7 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
     def composition(case: str) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             group, singles = traced(ops, values)
-            violation = dot_violation(ops, desc, group, singles, case)
+            violation = dot_violation(ops, desc, group, singles, case, top)
             if not isinstance(ops, TraceOps):
                 return violation, shown(group, singles)
             free = {name: ops.variable(name, width) for name, width in tree_variables(desc)}
@@ -964,12 +787,14 @@ def dot_chain(desc: Descriptor, k: int) -> list[Query]:
 
 
 CHAIN_DETAIL = (
-    "quantum: q satisfies the quantum facts; units-truncate and group-truncates (q cut, free "
-    "under those facts): u_i = T(X_i) with the sign facts, g = T(X_1 + ... + X_G) (T: toward "
-    "zero at shift e - q, stated with left shifts only); carry-step (exact, same-sign, "
-    "any-sign): for all integers and shifts; composition: the violation with g and u_i cut, "
-    "free X_i, shift and t_k = T(S_k), under the sign facts and the carry-step conclusions "
-    "at (S_(k-1), X_k) only, unsat (the solver does the induction over the G steps).")
+    "quantum: q meets the quantum facts; units-truncate (q cut, free under those facts): "
+    "u_i = T(X_i) with the sign facts (T: toward zero at shift e - q, left shifts only); "
+    "product-value, group-sum-value, distributive and group-value (multipliers cut): the "
+    "group sum is X_1 + ... + X_G at exponent e; group-bound and group-truncates (q and the "
+    "group sum cut): g = T(X_1 + ... + X_G); carry-step (exact, same-sign, any-sign) for all "
+    "integers; carry tree levels and composition per sign case, over free variables only: "
+    "the violation with g, u_i and the products' flags cut, under the sign facts and the "
+    "carry-step conclusions at each node of ops.sum's tree, is unsat.")
 
 
 def tree_depth(count: int) -> int:
