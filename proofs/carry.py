@@ -561,6 +561,10 @@ def group_bound_facts(ops: Ops, desc: Descriptor, total: GroupSum, q: BV, e: BV)
                     _below_power(ops, total.mag, room))
 
 
+UNITS_PER_QUERY = 4
+"""Products per ``units-truncate`` query."""
+
+
 def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     """K-group carry as a chain of queries on ``build_dot``'s own DAG at ``k``, about its first
     product-path group (lanes 0..G-1, G from :mod:`proofs.constants`; DESIGN.md, "The proof
@@ -637,15 +641,18 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
             raise InternalError(f"{desc.name}: the query does not read the quantum")
         return ops.wrap_bool(node)
 
-    def units_truncate(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        group, singles = traced(ops, values)
-        xs, e = _dot_values(ops, desc, group)
-        shift = ops.sub(e, group.quantum)
-        positive, negative = _signs(ops, group.products)
-        ok = ops.all_(ops.and_(truncates(ops, x, shift, u), unit_facts(ops, x, p, n, u))
-                      for x, p, n, u in zip(xs, positive, negative, singles))
-        return (cut(ops, group, ops.and_(dot_hypothesis(ops, group), ops.not_(ok))),
-                shown(group, singles))
+    def units_truncate(part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            xs, e = _dot_values(ops, desc, group)
+            shift = ops.sub(e, group.quantum)
+            positive, negative = _signs(ops, group.products)
+            ok = ops.all_(ops.and_(truncates(ops, xs[i], shift, singles[i]),
+                                   unit_facts(ops, xs[i], positive[i], negative[i], singles[i]))
+                          for i in part)
+            return (cut(ops, group, ops.and_(dot_hypothesis(ops, group), ops.not_(ok))),
+                    shown(group, singles))
+        return body
 
     def product_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
@@ -752,7 +759,7 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
                                                          for i in range(g_count)])[1]
             if tree.per_product.node.id != per_product.node.id:
                 raise InternalError(f"{desc.name}: the carry tree is not the per-product sum's")
-            return ops.and_(ops.wrap_bool(node), tree.facts, tree.levels[-1]), {}
+            return ops.and_(ops.wrap_bool(node), tree.facts, tree.root, tree.levels[-1]), {}
         return body
 
     cut_at = "the product path's quantum"
@@ -760,8 +767,10 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
         Query("hypothesis satisfiable (same sign)", "exists", variables, possible("same")),
         Query("hypothesis satisfiable (mixed signs)", "exists", variables, possible("mixed")),
         Query("quantum", "forall", variables, quantum, lift=violated),
-        Query("units-truncate (q cut)", "forall", variables, units_truncate, lift=violated,
-              cut_at=cut_at),
+        *(Query(f"units-truncate {part.start}-{part.stop - 1} (q cut)", "forall", variables,
+                units_truncate(part), lift=violated, cut_at=cut_at)
+          for part in (range(i, min(i + UNITS_PER_QUERY, g_count))
+                       for i in range(0, g_count, UNITS_PER_QUERY))),
         Query("product-value", "forall", variables, product_value, lift=violated),
         Query("group-sum-value", "forall", variables, group_sum_value, lift=violated),
         distributive_query(desc),
@@ -814,7 +823,7 @@ def tree_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
     g, units = group_size(desc), group_shape(desc).units
     return (("cut!g", units[0]), *((f"cut!u{i}", w) for i, w in enumerate(units[1:])),
             *((f"cut!x{i}", value_width(desc)) for i in range(g)), ("cut!shift", EXP_WIDTH),
-            *((f"cut!t{i}", tree_width(desc)) for i in range(g - 2)),
+            *((f"cut!d{i}", tree_width(desc)) for i in range(g - 1)),
             *((f"cut!nonzero{i}", 1) for i in range(g)),
             *((f"cut!negative{i}", 1) for i in range(g)))
 
@@ -829,6 +838,7 @@ class CarryTree:
     steps: list[Bool]
     levels: list[Bool]
     per_product: BV
+    root: Bool
 
 
 def _range(case: str, n: int) -> tuple[int, int]:
@@ -867,11 +877,8 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
     while len(items) > 1:
         paired, concluded, carries = [], [], []
         for (tl, pl, sl, nl), (tr, pr, sr, nr) in zip(items[0::2], items[1::2]):
-            if len(items) == 2:
-                t = ops.sext(values["cut!g"], width)
-            else:
-                t, inner = values[f"cut!t{inner}"], inner + 1
             p, total, n = ops.add(pl, pr), ops.add(sl, sr), nl + nr
+            t, inner = ops.add(p, values[f"cut!d{inner}"]), inner + 1
             c = ops.sub(t, ops.add(tl, tr))
             carries += [ops.implies(ops.not_(right), ops.eq(c, 0)),
                       ops.implies(right, _in_range(ops, c, -1, 1)),
@@ -889,7 +896,8 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
         items = paired
         levels.append(ops.implies(condition, ops.all_(concluded)))
         steps.append(ops.all_(carries))
-    return CarryTree(ops.all_(facts), steps, levels, items[0][1])
+    root = ops.eq(ops.sext(values["cut!g"], width), items[0][0])
+    return CarryTree(ops.all_(facts), steps, levels, items[0][1], root)
 
 
 def tree_level_query(desc: Descriptor, case: str, name: str, level: int) -> Query:

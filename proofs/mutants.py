@@ -59,7 +59,7 @@ BREAKERS = (
             "    return ops.ite(negative, ops.sub(ops.neg(magnitude), 1), magnitude)\n",
             ("sign-symmetry", "dense-tf32", 2),
             kills=(("sign-symmetry", "dense-tf32", 8), ("sign-symmetry", "dense-nvfp4", 16),
-                   ("sign-symmetry", "dense-mx-e4m3", 32)),
+                   ("sign-symmetry", "dense-mx-e4m3", 32), ("k-group-carry", "dense-nvfp4", 64)),
             keeps=(("permutation", "dense-tf32", 8),)),
     Breaker("group-sum-drops-abs", "exact group sum", "blockscaled.py",
             "    magnitude = ops.abs_signed(total)\n",
