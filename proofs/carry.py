@@ -3,26 +3,23 @@ spec/accumulate's align_to_window, and the NVFP4 product path of block_scaled_do
 
 SEMANTICS.md section 4: the FP4 families sum aligned groups of G products
 exactly and truncate the group sum once to the quantum ``2^q`` (NVFP4 G=4,
-MXF4 family G=16); truncating each product alone loses the carries of the
-dropped fractions. Stated over the spec's own stage functions, for one
-group of G free products (free element words and scale bytes) and any
-quantum ``q`` the product path can choose (``q >= top raw - 39``):
+MXF4 family G=16, from :mod:`proofs.constants`); truncating each product
+alone loses the carries of the dropped fractions. ``k-group-carry`` is stated
+on ``build_dot``'s own DAG at the row's K, for its first product-path group
+(lanes 0..G-1) at the quantum the datapath chooses, with some product of the
+group nonzero, no NaN scale and (MXF4 family) the group not merged with C:
 
-- same-sign products: the group result exceeds the per-product sum in
-  magnitude by 0 to G-1 quanta;
-- mixed signs: the two differ by at most G-1 quanta;
-- both ends are reached (witnesses; the MXF4 family reaches 12 and 11 of G-1 = 15,
-  see :func:`reachable_excess`).
+- same-sign products: the group units ``g`` (the ``groups`` stage's node)
+  exceed the per-product units (``align_to_window`` of each recorded product)
+  in magnitude by 0 to G-1 quanta;
+- mixed signs: the two differ by at most G-1 quanta.
 
-Every group of every K is this one function of its words, scales and
-``q``. The bounds are argued by ``lemmas`` (:data:`COMPOSITION`, prose, so
-the row is never ``proved``; the two monolithic queries of
-:func:`bound_queries` did not finish in 120 s): the
-spec's per-product alignment and its group sum and alignment are each shown
-to be the truncation toward zero of the products' exact values (integers in
-units of ``2^e``, stated with left shifts only), and a carry-step lemma over
-free integers bounds ``T(x + y) - T(x) - T(y)``; induction over the G
-products gives 0..G-1 (within G-1 for mixed signs).
+It is a ``chain`` (:func:`dot_chain`): every step a solver query, each cut
+justified by an earlier one. ``k-group-carry-ends`` shows both ends are
+reached, for one group of G free products at any usable quantum (witnesses;
+the MXF4 family reaches 12 and 11 of G-1 = 15, see :func:`reachable_excess`).
+The two monolithic forall queries of :func:`bound_queries` (same statement
+over free products) do not finish in 120 s.
 
 On the full ``dense-nvfp4`` datapath: a solver-found input where group
 truncation (``hardware``) and per-product truncation (``nvfp4-per-product``,
@@ -585,12 +582,13 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     - ``carry-step`` (exact, same-sign, any-sign): for all integers and shifts.
     - ``carry tree level j`` and ``composition`` per sign case (:func:`carry_tree`, free
       variables only): the property's violation with ``g``, every ``u_i`` and the products'
-      flags cut, and free ``X_i``, shift and ``t_N``, under :func:`unit_facts`, the
-      carry-step conclusions at each node of ``ops.sum``'s tree and the levels' conclusions,
-      is unsat; the solver does the induction.
+      flags cut, and free ``X_i``, shift and ``d_N`` (``t_N = P_N + d_N``), under
+      :func:`unit_facts`, the carry-step conclusions at each node of ``ops.sum``'s tree and
+      the levels' conclusions, is unsat; the solver does the induction.
 
     Sound: each cut stands for a real node that meets what the earlier queries proved; the
-    real values meet the tree's facts with ``t_N = T(S_N)`` (a truncation always exists),
+    real values meet the tree's facts with ``t_N = T(S_N)`` (a truncation always exists;
+    ``d_N = t_N - P_N`` modulo the tree's width, ``t_root = g`` by ``group-truncates``),
     the carry-step conclusions being that lemma at ``(S_L, S_R, t_L, t_R, t_N)``, whose
     premises are ``units-truncate``'s and ``group-truncates``' conclusions and the
     definition of ``t_N``; :func:`static_widths` checks that the real values fit the
@@ -818,8 +816,8 @@ def tree_width(desc: Descriptor) -> int:
 
 
 def tree_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
-    """The composition's free variables: ``g``, ``u_i``, ``X_i``, the shift, ``t_N`` of each
-    inner node of the tree but the root, and each product's nonzero and negative flags."""
+    """The composition's free variables: ``g``, ``u_i``, ``X_i``, the shift, ``d_N`` of each
+    inner node of the tree, and each product's nonzero and negative flags."""
     g, units = group_size(desc), group_shape(desc).units
     return (("cut!g", units[0]), *((f"cut!u{i}", w) for i, w in enumerate(units[1:])),
             *((f"cut!x{i}", value_width(desc)) for i in range(g)), ("cut!shift", EXP_WIDTH),
@@ -849,12 +847,13 @@ def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> Carr
     """Facts and level conclusions along ``ops.sum``'s own tree over the per-product units.
 
     Each inner node N = L + R has ``P_N = P_L + P_R`` (the per-product sum's own node, from
-    :func:`compared`), ``S_N = S_L + S_R`` (the products' values), ``t_N`` free (the root's
-    is the group units ``g``), and the carry-step conclusions for ``c_N = t_N - t_L - t_R``
-    at ``(S_L, S_R)``; the leaves are ``t = P = u_i``, ``S = X_i``, with :func:`unit_facts`.
-    A level's conclusion: ``d_N = t_N - P_N`` within the case's range for N's leaf count
-    (``positive``: 0..n-1 and ``S_N >= 0`` when every product is positive or zero;
-    ``negative``: mirrored; ``mixed``: within n-1).
+    :func:`compared`), ``S_N = S_L + S_R`` (the products' values), ``t_N = P_N + d_N`` with
+    ``d_N`` free (``root``: the root's is the group units ``g``), and the carry-step
+    conclusions for ``c_N = t_N - t_L - t_R`` at ``(S_L, S_R)``; the leaves are
+    ``t = P = u_i``, ``S = X_i``, with :func:`unit_facts`. A level's conclusion:
+    ``d_N = t_N - P_N`` within the case's range for N's leaf count (``positive``: 0..n-1
+    and ``S_N >= 0`` when every product is positive or zero; ``negative``: mirrored;
+    ``mixed``: within n-1).
     """
     g_count = group_size(desc)
     if g_count & (g_count - 1):
