@@ -65,7 +65,7 @@ BREAKERS = (
             "    magnitude = ops.abs_signed(total)\n",
             "    magnitude = total\n",
             ("sign-symmetry", "dense-nvfp4", 16),
-            kills=(("sign-symmetry", "dense-nvfp4", 16),),
+            kills=(("sign-symmetry", "dense-nvfp4", 16), ("k-group-carry", "dense-nvfp4", 64)),
             keeps=(("sparse-non-interference", "sparse-nvfp4", 128),)),
     Breaker("exact-sum-drops-first-unit", "exact sum", "accumulate.py",
             "    return ops.sum([ops.sext(u, width) for u in units])\n",
