@@ -3,26 +3,23 @@ spec/accumulate's align_to_window, and the NVFP4 product path of block_scaled_do
 
 SEMANTICS.md section 4: the FP4 families sum aligned groups of G products
 exactly and truncate the group sum once to the quantum ``2^q`` (NVFP4 G=4,
-MXF4 family G=16); truncating each product alone loses the carries of the
-dropped fractions. Stated over the spec's own stage functions, for one
-group of G free products (free element words and scale bytes) and any
-quantum ``q`` the product path can choose (``q >= top raw - 39``):
+MXF4 family G=16, from :mod:`proofs.constants`); truncating each product
+alone loses the carries of the dropped fractions. ``k-group-carry`` is stated
+on ``build_dot``'s own DAG at the row's K, for its first product-path group
+(lanes 0..G-1) at the quantum the datapath chooses, with some product of the
+group nonzero, no NaN scale and (MXF4 family) the group not merged with C:
 
-- same-sign products: the group result exceeds the per-product sum in
-  magnitude by 0 to G-1 quanta;
-- mixed signs: the two differ by at most G-1 quanta;
-- both ends are reached (witnesses; the MXF4 family reaches 12 and 11 of G-1 = 15,
-  see :func:`reachable_excess`).
+- same-sign products: the group units ``g`` (the ``groups`` stage's node)
+  exceed the per-product units (``align_to_window`` of each recorded product)
+  in magnitude by 0 to G-1 quanta;
+- mixed signs: the two differ by at most G-1 quanta.
 
-Every group of every K is this one function of its words, scales and
-``q``. The bounds are argued by ``lemmas`` (:data:`COMPOSITION`, prose, so
-the row is never ``proved``; the two monolithic queries of
-:func:`bound_queries` did not finish in 120 s): the
-spec's per-product alignment and its group sum and alignment are each shown
-to be the truncation toward zero of the products' exact values (integers in
-units of ``2^e``, stated with left shifts only), and a carry-step lemma over
-free integers bounds ``T(x + y) - T(x) - T(y)``; induction over the G
-products gives 0..G-1 (within G-1 for mixed signs).
+It is a ``chain`` (:func:`dot_chain`): every step a solver query, each cut
+justified by an earlier one. ``k-group-carry-ends`` shows both ends are
+reached, for one group of G free products at any usable quantum (witnesses;
+the MXF4 family reaches 12 and 11 of G-1 = 15, see :func:`reachable_excess`).
+The two monolithic forall queries of :func:`bound_queries` (same statement
+over free products) do not finish in 120 s.
 
 On the full ``dense-nvfp4`` datapath: a solver-found input where group
 truncation (``hardware``) and per-product truncation (``nvfp4-per-product``,
@@ -37,9 +34,11 @@ from dataclasses import dataclass
 
 from tcspec.proofs.constants import product_group
 from tcspec.proofs.core import (
-    LEMMAS,
+    CHAIN,
+    InternalError,
     Property,
     Query,
+    QueryBody,
     Row,
     Settings,
     Variables,
@@ -48,10 +47,11 @@ from tcspec.proofs.core import (
     layout_variables,
     run_dot,
 )
-from tcspec.proofs.error_bound import smax_step_query
+from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.floor import truncates
 from tcspec.ref.vectorfiles import frozen_record
-from tcspec.smt.trace import TraceOps
+from tcspec.smt.solve import free_variables
+from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.accumulate import align_to_window, exact_product, max_raw
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rules_for
@@ -243,10 +243,11 @@ def _group_detail(desc: Descriptor) -> str:
 
 
 def check_bounds(desc: Descriptor, k: int, settings: Settings) -> Row:
-    """The bounds by the lemmas of :func:`bound_lemmas` (the monolithic bound queries did
-    not finish in 120 s)."""
-    detail = f"{_group_detail(desc)}. {COMPOSITION} {static_widths(desc)}."
-    return check_queries("k-group-carry", desc, k, bound_lemmas(desc), settings, LEMMAS,
+    """The bounds as a chain on ``build_dot``'s own DAG (:func:`dot_chain`)."""
+    detail = (f"build_dot at K={k}, its first product-path group (lanes 0..G-1, G="
+              f"{group_size(desc)}) at the quantum it chooses; {CHAIN_DETAIL} "
+              f"{static_widths(desc)}.")
+    return check_queries("k-group-carry", desc, k, dot_chain(desc, k), settings, CHAIN,
                          detail)
 
 
@@ -310,30 +311,6 @@ def sum_width(desc: Descriptor) -> int:
     return value_width(desc) + group_size(desc).bit_length()
 
 
-def align_product_query(desc: Descriptor) -> Query:
-    """Violation of: for one product with ``raw <= q + product window`` when nonzero, no NaN
-    scale and ``q`` at most the highest quantum, ``align_to_window`` gives ``T(X)``, and
-    ``X >= 0`` (``<= 0``) when the product is positive (negative) or zero."""
-    rules = rules_for(desc.kind, desc.scaling or "")
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values, count=1)
-        (p,) = terms.products
-        q = values["q"]
-        (x,), e = product_values(ops, desc, terms)
-        units = align_to_window(ops, p, q, _window_bound(desc))
-        pre = ops.and_(ops.implies(p.nonzero, ops.sle(p.raw, ops.add(q, rules.product_window))),
-                       ops.sle(q, highest_quantum(desc)),
-                       ops.not_(ops.any_(scale.is_nan for scale in terms.scales)))
-        ok = ops.and_(truncates(ops, x, ops.sub(e, q), units),
-                      ops.implies(ops.implies(p.nonzero, ops.not_(p.negative)), ops.sge(x, 0)),
-                      ops.implies(ops.implies(p.nonzero, p.negative), ops.sle(x, 0)))
-        return ops.and_(pre, ops.not_(ok)), {"units": units, "value": x}
-
-    variables = (("a0", 32), ("b0", 32), ("scale_a", 8), ("scale_b", 8), ("q", EXP_WIDTH))
-    return Query("align-product", "forall", variables, body)
-
-
 def exponent_range(desc: Descriptor) -> tuple[int, int]:
     """Static range of ``e`` (:func:`product_values`) over every pair of scale words."""
     fa, fb, fs = group_formats(desc)
@@ -368,26 +345,6 @@ def common_width(desc: Descriptor) -> int:
     return max(group_shape(desc).group_mag, sum_width(desc)) + 2
 
 
-def _scale_mag(ops: Ops, terms: GroupTerms, width: int) -> BV:
-    return ops.zext(terms.scale_pair.mag, width)
-
-
-def product_value_query(desc: Descriptor) -> Query:
-    """Violation of: one product's value ``X`` is its element value ``y`` times the scale
-    pair's significand ``s`` (``X = y s``)."""
-    width = common_width(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values, count=1)
-        (x,), _ = product_values(ops, desc, terms)
-        (y,) = element_values(ops, desc, terms, width)
-        return ops.ne(ops.sext(x, width), ops.mul(y, _scale_mag(ops, terms, width))), {
-            "value": x}
-
-    variables = (("a0", 32), ("b0", 32), ("scale_a", 8), ("scale_b", 8))
-    return Query("product-value", "forall", variables, body)
-
-
 def distributive_query(desc: Descriptor) -> Query:
     """Violation of ``(x + y) s = x s + y s`` (modulo ``2^width``) for free ``x``, ``y``, ``s``."""
     width = common_width(desc)
@@ -399,68 +356,6 @@ def distributive_query(desc: Descriptor) -> Query:
 
     return Query("distributive", "forall", (("x", width), ("y", width), ("s", scale_width)),
                  body)
-
-
-def group_value_query(desc: Descriptor) -> Query:
-    """Violation of: ``exact_group_sum`` has value exponent ``e`` and signed magnitude
-    ``(y_1 + ... + y_G) s`` (the element values summed, times the scale significand)."""
-    width = common_width(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values)
-        _, e = product_values(ops, desc, terms)
-        group = group_sum(ops, desc, terms)
-        scaled = ops.mul(ops.sum(element_values(ops, desc, terms, width)),
-                         _scale_mag(ops, terms, width))
-        ok = ops.and_(ops.eq(group.exponent, e),
-                      ops.eq(_signed(ops, group.negative, group.mag, width), scaled))
-        return ops.not_(ok), {"group_mag": group.mag}
-
-    return Query("group-value", "forall", group_variables(desc)[:-1], body)
-
-
-def group_bound_query(desc: Descriptor) -> Query:
-    """Violation of: at a usable ``q``, the group value is below ``2^(q + window bound +
-    excess)`` (so ``align_group`` cannot overflow), ``e`` is in its static range and
-    ``q >= e - window bound``."""
-    low, high = exponent_range(desc)
-    bound = _window_bound(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        terms = group_terms(ops, desc, values)
-        q = values["q"]
-        _, e = product_values(ops, desc, terms)
-        group = group_sum(ops, desc, terms)
-        room = ops.sub(ops.add(q, bound + group.excess), e)
-        ok = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
-                      _below_power(ops, group.mag, room))
-        return ops.and_(group_usable(ops, desc, terms, q), ops.not_(ok)), {"room": room}
-
-    return Query("group-bound", "forall", group_variables(desc), body)
-
-
-def align_group_query(desc: Descriptor) -> Query:
-    """Violation of: for a free group value ``(-1)^negative mag 2^e`` below
-    ``2^(q + window bound + excess)``, ``e`` in range, ``e - window bound <= q <=`` the
-    highest quantum, ``align_group`` gives ``T(value)`` (units of ``2^q``, toward zero)."""
-    low, high = exponent_range(desc)
-    bound = _window_bound(desc)
-    shape = group_shape(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        negative, mag, e, q = (ops.eq(values["negative"], 1), values["mag"], values["e"],
-                               values["q"])
-        group = GroupSum(negative, mag, e, e, e, ops.ne(mag, 0), shape.excess)
-        units = align_group(ops, group, q, bound)
-        pre = ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
-                       ops.sle(q, highest_quantum(desc)),
-                       _below_power(ops, mag, ops.sub(ops.add(q, bound + group.excess), e)))
-        ok = truncates(ops, _signed(ops, negative, mag, mag.width + 1), ops.sub(e, q), units)
-        return ops.and_(pre, ops.not_(ok)), {"group_units": units}
-
-    variables = (("negative", 1), ("mag", shape.group_mag), ("e", EXP_WIDTH),
-                 ("q", EXP_WIDTH))
-    return Query("align-group", "forall", variables, body)
 
 
 def units_width(desc: Descriptor) -> int:
@@ -502,80 +397,532 @@ def carry_step_query(desc: Descriptor, case: str) -> Query:
     return Query(f"carry-step ({case})", "forall", variables, body)
 
 
-def query_arithmetic_query(desc: Descriptor) -> Query:
-    """Violation of: for free group units ``g`` and product units ``u_i`` at the spec's
-    widths, ``g - sum u_i`` (exact) in 0..G-1 with every value >= 0, or in -(G-1)..0 with
-    every value <= 0, gives the bound query's excess in 0..G-1; within G-1 gives its
-    difference within G-1."""
-    g_count = group_size(desc)
-    top = g_count - 1
-    widths = group_shape(desc).units
-    exact = max(widths) + g_count.bit_length() + 2
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        g = values["g"]
-        singles = [values[f"u{i}"] for i in range(g_count)]
-        difference = ops.sub(ops.sext(g, exact),
-                             ops.sum([ops.sext(u, exact) for u in singles]))
-        everything = [g, *singles]
-        positive = ops.and_(ops.all_(ops.sge(v, 0) for v in everything),
-                            _in_range(ops, difference, 0, top))
-        negative = ops.and_(ops.all_(ops.sle(v, 0) for v in everything),
-                            _in_range(ops, difference, -top, 0))
-        grouped, per_product = compared(ops, g, singles)
-        excess = _excess(ops, grouped, per_product)
-        same_ok = ops.implies(ops.or_(positive, negative), _in_range(ops, excess, 0, top))
-        mixed_ok = ops.implies(_in_range(ops, difference, -top, top),
-                               _in_range(ops, ops.sub(grouped, per_product), -top, top))
-        return ops.not_(ops.and_(same_ok, mixed_ok)), {"difference": difference}
-
-    variables = (("g", widths[0]), *((f"u{i}", w) for i, w in enumerate(widths[1:])))
-    return Query("query-arithmetic", "forall", variables, body)
-
-
-def bound_lemmas(desc: Descriptor) -> list[Query]:
-    """The lemmas of :data:`COMPOSITION`, in the order the composition uses them."""
-    return [smax_step_query(), align_product_query(desc), product_value_query(desc),
-            distributive_query(desc), group_value_query(desc), group_bound_query(desc),
-            align_group_query(desc),
-            *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")],
-            query_arithmetic_query(desc)]
-
-
-COMPOSITION = (
-    "Composition (one group of free words at any usable q). X_i is product i's exact value "
-    "as an integer in units of 2^e (e: the scale pair's value exponent plus the lowest "
-    "element value exponent); T(x) = trunc(x 2^(e-q)) toward zero, stated with left shifts "
-    "only (unique: a floor). smax-step, by induction over max_raw's tree: raw_i <= top raw "
-    "<= q + product window for every nonzero product; align-product: so u_i = T(X_i), with "
-    "X_i >= 0 (<= 0) when the product is positive (negative) or zero. product-value: X_i = "
-    "y_i s (y_i the element value, s the scale pair's significand); distributive, by "
-    "induction over the sum's tree: sum y_i s = (sum y_i) s; group-value: exact_group_sum's "
-    "value is (sum y_i) s 2^e, so its signed magnitude is W = X_1 + ... + X_G at exponent "
-    "e; group-bound: at a usable q that value is below 2^(q + window bound + excess), e is "
-    "in range and q >= e - window bound, so align-group gives the group units g = T(W). "
-    "carry-step: for e - q >= 0 every T is exact (exact); for e - q < 0, by induction over "
-    "the partial sums S_k = X_1 + ... + X_k, T(S_k) - (u_1 + ... + u_k) is in 0..k-1 when "
-    "every X_i >= 0 and in -(k-1)..0 when every X_i <= 0 (same-sign; partial sums keep the "
-    "sign), within k-1 otherwise (any-sign); query-arithmetic turns g - sum u_i (k = G) into "
-    "the bound queries' excess (0..G-1) and difference (within G-1) at their own widths.")
-
-
 def static_widths(desc: Descriptor) -> str:
-    """The no-wrap facts the induction needs (checked here): every partial sum fits the
-    carry-step's value register, every T of one its unit registers, and the distributivity
-    register holds every product value and the group's signed magnitude."""
+    """The no-wrap facts the chain needs (checked here): every subtree sum of the values fits
+    the carry-step's value register, every ``T`` of one fits its unit registers and the carry
+    tree's ``t_N``, and the distributivity register holds every product value and the
+    group's signed magnitude."""
     g, value, wide, units = (group_size(desc), value_width(desc), sum_width(desc),
                              units_width(desc))
+    tree = tree_width(desc)
     if g * (1 << (value - 1)) > 1 << (wide - 1) or common_width(desc) < wide + 2:
         raise ValueError(f"partial sums of {desc.name} could wrap")
     single = units - g.bit_length() - 1
-    if g * (1 << (single - 1)) > 1 << (units - 1):
+    if g * (1 << (single - 1)) > 1 << (min(units, tree) - 1) or wide + 2 > tree:
         raise ValueError(f"truncated partial sums of {desc.name} could wrap")
-    return (f"Static: G={g} values of {value} bits, every partial sum S_k within {wide} "
-            f"bits (G 2^{value - 1} <= 2^{wide - 1}); for e - q < 0, |T(S_k)| <= |S_k| fits "
-            f"{wide + 2} bits; for e - q >= 0, |T(S_k)| <= sum |u_i| < G 2^{single - 1} fits "
-            f"{units} bits; distributivity in {common_width(desc)} bits (no wrap)")
+    return (f"Static: G={g} values of {value} bits, every subtree sum S_N within {wide} "
+            f"bits (G 2^{value - 1} <= 2^{wide - 1}); for e - q < 0, |T(S_N)| <= |S_N| fits "
+            f"{wide + 2} bits; for e - q >= 0, |T(S_N)| <= sum |u_i| < G 2^{single - 1} fits "
+            f"{units} bits; both fit the carry tree's {tree} bits; distributivity in "
+            f"{common_width(desc)} bits (no wrap)")
+
+
+# ---------------------------------------- the chain on build_dot's own DAG (issue 16)
+
+
+@dataclass(frozen=True)
+class DotGroup:
+    """Lanes 0..G-1 of ``build_dot`` at K, as its stage hooks report them: the products
+    and their element products (``products`` stage), the scale pair of their block, the
+    product path's quantum, its first group's exact sum and units (``groups`` stage),
+    whether that group merges with C (MXF4 family, ``group_merge``), and whether scale 0 of
+    A or B is a NaN."""
+
+    products: list[Term]
+    elements: list[Term]
+    scale_pair: Term
+    quantum: BV
+    total: GroupSum
+    grouped: BV
+    near_c: Bool
+    scale_nan: Bool
+
+
+def dot_group(ops: Ops, desc: Descriptor, k: int, values: Variables) -> DotGroup:
+    """Trace (or run) ``build_dot`` on the layout's words and read its first group."""
+    g = group_size(desc)
+    inputs = dot_inputs(desc, k, values)
+    _, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
+    groups = stages["groups"]
+    merge = stages.get("group_merge")
+    if merge is not None and merge["group"] is not groups["product_groups"][0]:
+        raise InternalError(f"{desc.name}: the first group_merge is not the first group")
+    _, _, fs = group_formats(desc)
+    nan = ops.any_(decode_float(ops, fs, w).is_nan for w in (inputs.scale_a[0],
+                                                              inputs.scale_b[0]))
+    return DotGroup(list(stages["products"]["products"][:g]),
+                    list(stages["products"]["elements"][:g]),
+                    stages["products"]["scale_pairs"][0], groups["product_quantum"],
+                    groups["product_groups"][0], groups["product_units"][0],
+                    merge["near_c"] if merge else ops.false(), nan)
+
+
+def _signs(ops: Ops, products: list[Term]) -> tuple[list[Bool], list[Bool]]:
+    """Per product: positive or zero, negative or zero."""
+    return ([ops.implies(p.nonzero, ops.not_(p.negative)) for p in products],
+            [ops.implies(p.nonzero, p.negative) for p in products])
+
+
+def dot_hypothesis(ops: Ops, group: DotGroup) -> Bool:
+    """Where the bound is claimed: some product of the group nonzero, no NaN scale, and
+    (MXF4 family) the group not merged with C."""
+    return ops.and_(ops.any_(p.nonzero for p in group.products), ops.not_(group.scale_nan),
+                    ops.not_(group.near_c))
+
+
+def dot_singles(ops: Ops, desc: Descriptor, group: DotGroup) -> list[BV]:
+    """The per-product units: ``align_to_window`` of each recorded product at the product
+    path's quantum (section 7's ``nvfp4-per-product``)."""
+    return [align_to_window(ops, p, group.quantum, _window_bound(desc)) for p in group.products]
+
+
+def dot_violation(ops: Ops, desc: Descriptor, group: DotGroup, singles: list[BV],
+                  case: str, top: int | None = None) -> Bool:
+    """The property's violation on ``build_dot``'s group: same sign (``case="same"``; or
+    ``"positive"``, ``"negative"``: every product positive or zero, negative or zero) with
+    the excess outside 0..G-1, mixed signs (``"mixed"``) with the difference beyond G-1,
+    or either (``"any"``); ``top`` (default G-1) replaces G-1 (a wrong bound, for tests)."""
+    top = group_size(desc) - 1 if top is None else top
+    grouped, per_product = compared(ops, group.grouped, singles)
+    positive, negative = _signs(ops, group.products)
+    same = ops.or_(ops.all_(positive), ops.all_(negative))
+    bad_same = ops.and_(same, ops.not_(_in_range(ops, _excess(ops, grouped, per_product),
+                                                 0, top)))
+    bad_mixed = ops.and_(ops.not_(same), ops.not_(_in_range(
+        ops, ops.sub(grouped, per_product), -top, top)))
+    bad_excess = ops.not_(_in_range(ops, _excess(ops, grouped, per_product), 0, top))
+    bad = {"same": bad_same, "mixed": bad_mixed, "any": ops.or_(bad_same, bad_mixed),
+           "positive": ops.and_(ops.all_(positive), bad_excess),
+           "negative": ops.and_(ops.all_(negative), bad_excess)}[case]
+    return ops.and_(dot_hypothesis(ops, group), bad)
+
+
+def _dot_values(ops: Ops, desc: Descriptor, group: DotGroup) -> tuple[list[BV], BV]:
+    """``([X_i], e)`` of :func:`product_values` on the recorded products."""
+    return product_values(ops, desc, GroupTerms((), group.scale_pair, [],  # type: ignore[arg-type]
+                                                group.products))
+
+
+def _dot_elements(ops: Ops, desc: Descriptor, group: DotGroup) -> tuple[list[BV], BV]:
+    """``([y_i], s)`` of :func:`element_values` on the recorded elements, and the scale
+    pair's significand, in the distributivity register."""
+    width = common_width(desc)
+    terms = GroupTerms((), group.scale_pair, group.elements, [])  # type: ignore[arg-type]
+    return element_values(ops, desc, terms, width), ops.zext(group.scale_pair.mag, width)
+
+
+def _prefix(ops: Ops, xs: list[BV]) -> list[BV]:
+    """``x_1, x_1 + x_2, ..., x_1 + ... + x_n`` (one width, modular)."""
+    sums = [xs[0]]
+    for x in xs[1:]:
+        sums.append(ops.add(sums[-1], x))
+    return sums
+
+
+def quantum_facts(ops: Ops, desc: Descriptor, group: DotGroup, q: BV) -> Bool:
+    """Every nonzero product of the group has ``raw <= q + product window``, and ``q`` is at
+    most the highest quantum."""
+    window = rules_for(desc.kind, desc.scaling or "").product_window
+    return ops.and_(*(ops.implies(p.nonzero, ops.sle(p.raw, ops.add(q, window)))
+                      for p in group.products), ops.sle(q, highest_quantum(desc)))
+
+
+def unit_facts(ops: Ops, x: BV, positive: Bool, negative: Bool, units: BV) -> Bool:
+    """The sign facts of one product's value ``X`` and units ``u``: ``X >= 0`` (``<= 0``)
+    when the product is positive (negative) or zero, and ``u`` takes ``X``'s sign."""
+    return ops.and_(ops.implies(positive, ops.sge(x, 0)), ops.implies(negative, ops.sle(x, 0)),
+                    ops.implies(ops.sge(x, 0), ops.sge(units, 0)),
+                    ops.implies(ops.sle(x, 0), ops.sle(units, 0)))
+
+
+def values_sum(ops: Ops, desc: Descriptor, xs: list[BV]) -> BV:
+    """``S_G = X_1 + ... + X_G`` at the carry-step's value width (:func:`sum_width`), as
+    ``ops.sum``'s balanced tree (the tree :func:`carry_tree` walks)."""
+    return ops.sum([ops.sext(x, sum_width(desc)) for x in xs])
+
+
+def group_value_facts(ops: Ops, desc: Descriptor, total: GroupSum, wide: BV, e: BV) -> Bool:
+    """The group sum's value is ``S_G 2^e``: exponent ``e``, signed magnitude ``S_G``."""
+    width = common_width(desc)
+    return ops.and_(ops.eq(total.exponent, e),
+                    ops.eq(_signed(ops, total.negative, total.mag, width), ops.sext(wide, width)))
+
+
+def group_bound_facts(ops: Ops, desc: Descriptor, total: GroupSum, q: BV, e: BV) -> Bool:
+    """``e`` in its static range, ``q >= e - window bound`` and the group's magnitude below
+    ``2^(q + window bound + excess - e)`` (so ``align_group`` cannot overflow)."""
+    low, high = exponent_range(desc)
+    bound = _window_bound(desc)
+    room = ops.sub(ops.add(q, bound + total.excess), e)
+    return ops.and_(_in_range(ops, e, low, high), ops.sge(q, ops.sub(e, bound)),
+                    _below_power(ops, total.mag, room))
+
+
+UNITS_PER_QUERY = 4
+"""Products per ``units-truncate`` query."""
+
+
+def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
+    """K-group carry as a chain of queries on ``build_dot``'s own DAG at ``k``, about its first
+    product-path group (lanes 0..G-1, G from :mod:`proofs.constants`; DESIGN.md, "The proof
+    method"). ``X_i`` is product i's value in units of ``2^e``, ``S_G`` their sum and ``T``
+    truncation toward zero at shift ``e - q`` (:func:`proofs.floor.truncates`).
+
+    - ``hypothesis satisfiable`` (same sign, mixed signs): the claim is not vacuous.
+    - ``quantum``: the product path's quantum ``q`` meets :func:`quantum_facts`.
+    - ``units-truncate`` (``q`` cut: free at every occurrence under :func:`quantum_facts`,
+      sound by ``quantum``): ``u_i = T(X_i)`` with :func:`unit_facts`.
+    - ``product-value``, ``group-sum-value``: ``X_i = y_i s`` and the group sum is
+      ``(y_1 + ... + y_G) s`` at exponent ``e``; ``distributive`` for all ``x, y, s``;
+      ``group-value``, with ``X_i``, the group sum and every multiplier cut, under those
+      conclusions and ``distributive`` at each prefix ``(y_1 + ... + y_(k-1), y_k)``: the
+      group sum is ``S_G`` at exponent ``e``.
+    - ``group-bound`` (``q`` cut), then ``group-truncates`` (``q``, ``X_i`` and the group sum
+      cut, under the conclusions before): ``build_dot``'s group units are ``g = T(S_G)``.
+    - ``carry-step`` (exact, same-sign, any-sign): for all integers and shifts.
+    - ``carry tree level j`` and ``composition`` per sign case (:func:`carry_tree`, free
+      variables only): the property's violation with ``g``, every ``u_i`` and the products'
+      flags cut, and free ``X_i``, shift and ``d_N`` (``t_N = P_N + d_N``), under
+      :func:`unit_facts`, the carry-step conclusions at each node of ``ops.sum``'s tree and
+      the levels' conclusions, is unsat; the solver does the induction.
+
+    Sound: each cut stands for a real node that meets what the earlier queries proved; the
+    real values meet the tree's facts with ``t_N = T(S_N)`` (a truncation always exists;
+    ``d_N = t_N - P_N`` modulo the tree's width, ``t_root = g`` by ``group-truncates``),
+    the carry-step conclusions being that lemma at ``(S_L, S_R, t_L, t_R, t_N)``, whose
+    premises are ``units-truncate``'s and ``group-truncates``' conclusions and the
+    definition of ``t_N``; :func:`static_widths` checks that the real values fit the
+    lemmas' registers and the free ones.
+    """
+    g_count = group_size(desc)
+    variables = layout_variables(desc, k)
+
+    def traced(ops: Ops, values: Variables) -> tuple[DotGroup, list[BV]]:
+        group = dot_group(ops, desc, k, values)
+        return group, dot_singles(ops, desc, group)
+
+    def shown(group: DotGroup, singles: list[BV]) -> dict[str, BV]:
+        grouped, per_product = compared(group.grouped.ops, group.grouped, singles)
+        return {"group_units": grouped, "per_product_units": per_product, "q": group.quantum}
+
+    def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        return dot_violation(ops, desc, group, singles, "any", top), shown(group, singles)
+
+    def possible(case: str) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            positive, negative = _signs(ops, group.products)
+            same = ops.or_(ops.all_(positive), ops.all_(negative))
+            return ops.and_(dot_hypothesis(ops, group),
+                            same if case == "same" else ops.not_(same)), shown(group, singles)
+        return body
+
+    def quantum(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        return (ops.and_(dot_hypothesis(ops, group),
+                         ops.not_(quantum_facts(ops, desc, group, group.quantum))),
+                shown(group, singles))
+
+    def cut(ops: Ops, group: DotGroup, condition: Bool, chosen: dict[int, Node] | None = None
+            ) -> Bool:
+        """``condition`` with ``q`` free under :func:`quantum_facts` and the nodes ``chosen``
+        names replaced (on the tracer; elsewhere the condition at the real nodes)."""
+        premise = ops.and_(condition, quantum_facts(ops, desc, group, group.quantum))
+        if not isinstance(ops, TraceOps):
+            return premise
+        chosen = {**(chosen or {}),
+                  group.quantum.node.id: ops.variable("cut!q", group.quantum.width).node}
+        (node,), _ = cut_nodes([premise.node], lambda n: chosen.get(n.id), ops=ops)
+        reached = {v.params[0] for v in free_variables([node])}
+        if "cut!q" not in reached:
+            raise InternalError(f"{desc.name}: the query does not read the quantum")
+        return ops.wrap_bool(node)
+
+    def units_truncate(part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            xs, e = _dot_values(ops, desc, group)
+            shift = ops.sub(e, group.quantum)
+            positive, negative = _signs(ops, group.products)
+            ok = ops.all_(ops.and_(truncates(ops, xs[i], shift, singles[i]),
+                                   unit_facts(ops, xs[i], positive[i], negative[i], singles[i]))
+                          for i in part)
+            return (cut(ops, group, ops.and_(dot_hypothesis(ops, group), ops.not_(ok))),
+                    shown(group, singles))
+        return body
+
+    def product_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        xs, _ = _dot_values(ops, desc, group)
+        ys, scale = _dot_elements(ops, desc, group)
+        ok = ops.all_(ops.eq(ops.sext(x, scale.width), ops.mul(y, scale))
+                      for x, y in zip(xs, ys))
+        return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
+
+    def group_sum_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        _, e = _dot_values(ops, desc, group)
+        ys, scale = _dot_elements(ops, desc, group)
+        total = group.total
+        ok = ops.and_(ops.eq(total.exponent, e),
+                      ops.eq(_signed(ops, total.negative, total.mag, scale.width),
+                             ops.mul(_prefix(ops, ys)[-1], scale)))
+        return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
+
+    def group_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        total = group.total
+        xs, e = _dot_values(ops, desc, group)
+        ys, scale = _dot_elements(ops, desc, group)
+        sums = _prefix(ops, ys)
+        signed = _signed(ops, total.negative, total.mag, scale.width)
+        premises = ops.and_(
+            dot_hypothesis(ops, group), ops.eq(total.exponent, e),
+            ops.eq(signed, ops.mul(sums[-1], scale)),
+            *(ops.eq(ops.sext(x, scale.width), ops.mul(y, scale)) for x, y in zip(xs, ys)),
+            *(ops.eq(ops.mul(ops.add(before, y), scale),
+                     ops.add(ops.mul(before, scale), ops.mul(y, scale)))
+              for before, y in zip(sums, ys[1:])))
+        condition = ops.and_(premises, ops.not_(group_value_facts(
+            ops, desc, total, values_sum(ops, desc, xs), e)))
+        if not isinstance(ops, TraceOps):
+            return condition, shown(group, singles)
+        products = [ops.mul(y, scale) for y in ys] + [ops.mul(t, scale) for t in sums[1:]]
+        chosen = {total.mag.node.id: ops.variable("cut!mag", total.mag.width).node,
+                  total.negative.node.id: ops.bool_variable("cut!negative").node,
+                  **{x.node.id: ops.variable(f"cut!x{i}", x.width).node
+                     for i, x in enumerate(xs)},
+                  **{m.node.id: ops.variable(f"cut!mul{i}", m.width).node
+                     for i, m in enumerate(products)}}
+        if len(chosen) != len(xs) + len(products) + 2:
+            raise InternalError(f"{desc.name}: the group's values share a node")
+        (node,), _ = cut_nodes([condition.node], lambda n: chosen.get(n.id), ops=ops)
+        if any(n.op == "mul" for n in walk([node])):
+            raise InternalError(f"{desc.name}: a multiplier is left in group-value")
+        return ops.wrap_bool(node), {}
+
+    def group_bound(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        total = group.total
+        _, e = _dot_values(ops, desc, group)
+        ok = group_bound_facts(ops, desc, total, group.quantum, e)
+        return (cut(ops, group, ops.and_(dot_hypothesis(ops, group), ops.not_(ok))),
+                shown(group, singles))
+
+    def group_truncates(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        total = group.total
+        xs, e = _dot_values(ops, desc, group)
+        wide = values_sum(ops, desc, xs)
+        ok = truncates(ops, wide, ops.sub(e, group.quantum), group.grouped)
+        condition = ops.and_(dot_hypothesis(ops, group),
+                             group_value_facts(ops, desc, total, wide, e),
+                             group_bound_facts(ops, desc, total, group.quantum, e),
+                             ops.not_(ok))
+        if not isinstance(ops, TraceOps):
+            return cut(ops, group, condition), shown(group, singles)
+        chosen = {total.mag.node.id: ops.variable("cut!mag", total.mag.width).node,
+                  total.negative.node.id: ops.bool_variable("cut!negative").node,
+                  **{x.node.id: ops.variable(f"cut!x{i}", x.width).node
+                     for i, x in enumerate(xs)}}
+        if len(chosen) != len(xs) + 2:
+            raise InternalError(f"{desc.name}: the group's values share a node")
+        cut_condition = cut(ops, group, condition, chosen)
+        if any(n.op == "mul" for n in walk([cut_condition.node])):
+            raise InternalError(f"{desc.name}: a multiplier is left in group-truncates")
+        return cut_condition, shown(group, singles)
+
+    def composition(case: str) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            violation = dot_violation(ops, desc, group, singles, case, top)
+            if not isinstance(ops, TraceOps):
+                return violation, shown(group, singles)
+            free = {name: ops.variable(name, width) for name, width in tree_variables(desc)}
+            chosen = {group.grouped.node.id: free["cut!g"].node,
+                      **{u.node.id: free[f"cut!u{i}"].node for i, u in enumerate(singles)}}
+            for i, p in enumerate(group.products):
+                chosen[p.nonzero.node.id] = ops.eq(free[f"cut!nonzero{i}"], 1).node
+                chosen[p.negative.node.id] = ops.eq(free[f"cut!negative{i}"], 1).node
+            for name, flag in (("cut!scale_nan", group.scale_nan), ("cut!near_c", group.near_c)):
+                if not flag.node.is_const:
+                    chosen[flag.node.id] = ops.bool_variable(name).node
+            if len(chosen) != len({n.id for n in chosen.values()}):
+                raise InternalError(f"{desc.name}: two cut-points share a node")
+            (node,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+            check_cut(desc, node, {"cut!g", *(f"cut!u{i}" for i in range(g_count))})
+            tree = carry_tree(ops, desc, case, free)
+            per_product = compared(ops, free["cut!g"], [free[f"cut!u{i}"]
+                                                         for i in range(g_count)])[1]
+            if tree.per_product.node.id != per_product.node.id:
+                raise InternalError(f"{desc.name}: the carry tree is not the per-product sum's")
+            return ops.and_(ops.wrap_bool(node), tree.facts, tree.root, tree.levels[-1]), {}
+        return body
+
+    cut_at = "the product path's quantum"
+    lemmas = [
+        Query("hypothesis satisfiable (same sign)", "exists", variables, possible("same")),
+        Query("hypothesis satisfiable (mixed signs)", "exists", variables, possible("mixed")),
+        Query("quantum", "forall", variables, quantum, lift=violated),
+        *(Query(f"units-truncate {part.start}-{part.stop - 1} (q cut)", "forall", variables,
+                units_truncate(part), lift=violated, cut_at=cut_at)
+          for part in (range(i, min(i + UNITS_PER_QUERY, g_count))
+                       for i in range(0, g_count, UNITS_PER_QUERY))),
+        Query("product-value", "forall", variables, product_value, lift=violated),
+        Query("group-sum-value", "forall", variables, group_sum_value, lift=violated),
+        distributive_query(desc),
+        Query("group-value (X_i, multipliers, group sum cut)", "forall", variables,
+              group_value, lift=violated, cut_at="the product values, the multipliers and "
+              "the group sum"),
+        Query("group-bound (q cut)", "forall", variables, group_bound, lift=violated,
+              cut_at=cut_at),
+        Query("group-truncates (q, group sum and X_i cut)", "forall", variables,
+              group_truncates, lift=violated, cut_at=cut_at),
+        *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")]]
+    cases = (("positive", "positive or zero"), ("negative", "negative or zero"),
+             ("mixed", "mixed signs"))
+    compositions = []
+    for case, name in cases:
+        compositions += [tree_level_query(desc, case, name, level)
+                         for level in range(tree_depth(g_count))]
+        compositions.append(Query(
+            f"composition ({name}; g, u_i and the products' flags cut)", "forall", variables,
+            composition(case), cut_at="the group units, the per-product units and the "
+            "products' flags"))
+    return lemmas + compositions
+
+
+CHAIN_DETAIL = (
+    "quantum: q meets the quantum facts; units-truncate (q cut, free under those facts): "
+    "u_i = T(X_i) with the sign facts (T: toward zero at shift e - q, left shifts only); "
+    "product-value, group-sum-value, distributive and group-value (multipliers cut): the "
+    "group sum is X_1 + ... + X_G at exponent e; group-bound and group-truncates (q and the "
+    "group sum cut): g = T(X_1 + ... + X_G); carry-step (exact, same-sign, any-sign) for all "
+    "integers; carry tree levels and composition per sign case, over free variables only: "
+    "the violation with g, u_i and the products' flags cut, under the sign facts and the "
+    "carry-step conclusions at each node of ops.sum's tree, is unsat.")
+
+
+def tree_depth(count: int) -> int:
+    """Levels of ``ops.sum``'s balanced tree over ``count`` leaves."""
+    return (count - 1).bit_length()
+
+
+def tree_width(desc: Descriptor) -> int:
+    """The width of :func:`compared` (the per-product sum's tree and every ``t_N``)."""
+    units = group_shape(desc).units
+    return max(units) + group_size(desc).bit_length()
+
+
+def tree_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
+    """The composition's free variables: ``g``, ``u_i``, ``X_i``, the shift, ``d_N`` of each
+    inner node of the tree, and each product's nonzero and negative flags."""
+    g, units = group_size(desc), group_shape(desc).units
+    return (("cut!g", units[0]), *((f"cut!u{i}", w) for i, w in enumerate(units[1:])),
+            *((f"cut!x{i}", value_width(desc)) for i in range(g)), ("cut!shift", EXP_WIDTH),
+            *((f"cut!d{i}", tree_width(desc)) for i in range(g - 1)),
+            *((f"cut!nonzero{i}", 1) for i in range(g)),
+            *((f"cut!negative{i}", 1) for i in range(g)))
+
+
+@dataclass(frozen=True)
+class CarryTree:
+    """The composition's facts over :func:`tree_variables`: the leaves' :func:`unit_facts`,
+    per tree level the carry-step conclusions at its nodes, and what its level query
+    concludes."""
+
+    facts: Bool
+    steps: list[Bool]
+    levels: list[Bool]
+    per_product: BV
+    root: Bool
+
+
+def _range(case: str, n: int) -> tuple[int, int]:
+    return {"positive": (0, n - 1), "negative": (1 - n, 0), "mixed": (1 - n, n - 1)}[case]
+
+
+def carry_tree(ops: Ops, desc: Descriptor, case: str, values: Variables) -> CarryTree:
+    """Facts and level conclusions along ``ops.sum``'s own tree over the per-product units.
+
+    Each inner node N = L + R has ``P_N = P_L + P_R`` (the per-product sum's own node, from
+    :func:`compared`), ``S_N = S_L + S_R`` (the products' values), ``t_N = P_N + d_N`` with
+    ``d_N`` free (``root``: the root's is the group units ``g``), and the carry-step
+    conclusions for ``c_N = t_N - t_L - t_R`` at ``(S_L, S_R)``; the leaves are
+    ``t = P = u_i``, ``S = X_i``, with :func:`unit_facts`. A level's conclusion:
+    ``d_N = t_N - P_N`` within the case's range for N's leaf count (``positive``: 0..n-1
+    and ``S_N >= 0`` when every product is positive or zero; ``negative``: mirrored;
+    ``mixed``: within n-1).
+    """
+    g_count = group_size(desc)
+    if g_count & (g_count - 1):
+        raise InternalError(f"{desc.name}: a group of {g_count} is not a power of two")
+    width, wide = tree_width(desc), sum_width(desc)
+    right = ops.slt(values["cut!shift"], 0)
+    nonzero = [ops.eq(values[f"cut!nonzero{i}"], 1) for i in range(g_count)]
+    negative = [ops.eq(values[f"cut!negative{i}"], 1) for i in range(g_count)]
+    positive_i = [ops.implies(z, ops.not_(n)) for z, n in zip(nonzero, negative)]
+    negative_i = [ops.implies(z, n) for z, n in zip(nonzero, negative)]
+    condition = {"positive": ops.all_(positive_i), "negative": ops.all_(negative_i),
+                 "mixed": ops.true()}[case]
+    facts = [unit_facts(ops, values[f"cut!x{i}"], p, n, values[f"cut!u{i}"])
+             for i, (p, n) in enumerate(zip(positive_i, negative_i))]
+    leaves = [ops.sext(values[f"cut!u{i}"], width) for i in range(g_count)]
+    items = [(u, u, ops.sext(values[f"cut!x{i}"], wide), 1) for i, u in enumerate(leaves)]
+    levels: list[Bool] = []
+    steps: list[Bool] = []
+    inner = 0
+    while len(items) > 1:
+        paired, concluded, carries = [], [], []
+        for (tl, pl, sl, nl), (tr, pr, sr, nr) in zip(items[0::2], items[1::2]):
+            p, total, n = ops.add(pl, pr), ops.add(sl, sr), nl + nr
+            t, inner = ops.add(p, values[f"cut!d{inner}"]), inner + 1
+            c = ops.sub(t, ops.add(tl, tr))
+            carries += [ops.implies(ops.not_(right), ops.eq(c, 0)),
+                      ops.implies(right, _in_range(ops, c, -1, 1)),
+                      ops.implies(ops.and_(right, ops.sge(sl, 0), ops.sge(sr, 0)),
+                                  _in_range(ops, c, 0, 1)),
+                      ops.implies(ops.and_(right, ops.sle(sl, 0), ops.sle(sr, 0)),
+                                  _in_range(ops, c, -1, 0))]
+            low, high = _range(case, n)
+            sign = {"positive": ops.sge(total, 0), "negative": ops.sle(total, 0),
+                    "mixed": ops.true()}[case]
+            concluded.append(ops.and_(_in_range(ops, ops.sub(t, p), low, high), sign))
+            paired.append((t, p, total, n))
+        if len(items) % 2:
+            paired.append(items[-1])
+        items = paired
+        levels.append(ops.implies(condition, ops.all_(concluded)))
+        steps.append(ops.all_(carries))
+    root = ops.eq(ops.sext(values["cut!g"], width), items[0][0])
+    return CarryTree(ops.all_(facts), steps, levels, items[0][1], root)
+
+
+def tree_level_query(desc: Descriptor, case: str, name: str, level: int) -> Query:
+    """Violation of: level ``level`` of :func:`carry_tree` holds under its nodes' carry-step
+    conclusions and the level below's conclusion (the leaves' unit facts for the first
+    level); free variables only."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        tree = carry_tree(ops, desc, case, values)
+        below = tree.levels[level - 1] if level else tree.facts
+        return ops.and_(below, tree.steps[level], ops.not_(tree.levels[level])), {}
+
+    return Query(f"carry tree level {level + 1} ({name})", "forall", tree_variables(desc),
+                 body)
+
+
+def check_cut(desc: Descriptor, cut: Node, names: set[str]) -> None:
+    """The composition's violation reads every cut variable ``names`` and nothing but
+    cut-point variables: no input word (it depends on the datapath's inputs only through
+    the cut-points)."""
+    reached = {n.params[0] for n in free_variables([cut])}
+    if not names <= reached:
+        raise InternalError(f"{desc.name}: the violation does not read {sorted(names - reached)}")
+    words = sorted(n for n in reached if not n.startswith("cut!"))
+    if words:
+        raise InternalError(f"{desc.name}: the cut violation still reads {words[:4]}")
 
 
 # --------------------------------------------- group versus per-product, full K

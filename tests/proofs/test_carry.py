@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from tcspec.proofs import carry, floor
-from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, UNKNOWN, WITNESS, Query, Settings, decide
+from tcspec.proofs.core import CHAIN, PROVED, REFUTED, UNKNOWN, WITNESS, Query, Settings, decide
 from tcspec.spec.accumulate import max_raw
 from tcspec.spec.catalog import lookup
 from tcspec.spec.formats import EXP_WIDTH
@@ -97,11 +97,54 @@ def test_values_and_units_match_exact_arithmetic(desc) -> None:
         checked += 1
 
 
-def test_cheap_nvfp4_lemmas_are_proved() -> None:
-    lemmas = {q.name: q for q in carry.bound_lemmas(NVFP4)}
-    for name in ("align-product", "product-value", "distributive", "group-bound",
-                 "align-group", "carry-step (same-sign)", "query-arithmetic"):
-        assert decide(lemmas[name], "bitwuzla", 60).result == PROVED, name
+def _chain(desc, top=None):
+    return {q.name: q for q in carry.dot_chain(desc, 64, top)}
+
+
+def test_cheap_nvfp4_chain_queries_are_proved() -> None:
+    """The chain's queries that take seconds on dense-nvfp4 (the rest: the full test)."""
+    chain = _chain(NVFP4)
+    for name, query in chain.items():
+        if name.startswith(("carry tree level 1", "composition", "quantum", "group-value",
+                            "group-bound", "group-truncates", "distributive")):
+            assert decide(query, "bitwuzla", 60).result == PROVED, name
+    for name in ("hypothesis satisfiable (same sign)", "hypothesis satisfiable (mixed signs)"):
+        assert decide(chain[name], "bitwuzla", 60).result == WITNESS, name
+
+
+def test_a_wrong_bound_is_not_proved() -> None:
+    """With G-2 in place of G-1 the last composition step fails (the ends witnesses reach
+    G-1), and its model is not passed off as a counterexample."""
+    chain = _chain(NVFP4, top=carry.group_size(NVFP4) - 2)
+    name = "composition (positive or zero; g, u_i and the products' flags cut)"
+    outcome = decide(chain[name], "bitwuzla", 60)
+    assert outcome.result == UNKNOWN and "does not replay" in outcome.reason
+
+
+def test_the_chain_reads_build_dots_own_group() -> None:
+    """The group units are build_dot's groups-stage node, and replayed on the scalar
+    lowering they truncate the group's exact sum (the B200 carry word)."""
+    words = carry.carry_word_inputs(NVFP4)
+    values = {n: SCALAR.const(words.get(n, 0), w)
+              for n, w in carry.layout_variables(NVFP4, 64)}
+    group = carry.dot_group(SCALAR, NVFP4, 64, values)
+    xs, e = carry.product_values(SCALAR, NVFP4, carry.GroupTerms(
+        (), group.scale_pair, group.elements, group.products))
+    total = carry.values_sum(SCALAR, NVFP4, xs)
+    shift = SCALAR.sub(e, group.quantum)
+    assert floor.truncates(SCALAR, total, shift, group.grouped).node
+    assert len(group.products) == carry.group_size(NVFP4)
+
+
+def test_the_chain_names_its_queries() -> None:
+    for desc, levels in ((NVFP4, 2), (MXF4, 4)):
+        names = [q.name for q in carry.dot_chain(desc, 64)]
+        assert names[:3] == ["hypothesis satisfiable (same sign)",
+                             "hypothesis satisfiable (mixed signs)", "quantum"]
+        assert "group-truncates (q, group sum and X_i cut)" in names
+        assert sum(n.startswith("carry tree level") for n in names) == 3 * levels
+        assert sum(n.startswith("composition") for n in names) == 3
+        assert f"G={carry.group_size(desc)}" in carry.static_widths(desc)
 
 
 def test_truncation_without_carries_is_refuted_and_replays() -> None:
@@ -124,15 +167,10 @@ def test_truncation_without_carries_is_refuted_and_replays() -> None:
     assert int((x + y) / quantum) != int(x / quantum) + int(y / quantum)
 
 
-def test_bound_rows_state_their_composition() -> None:
-    for desc in (NVFP4, MXF4):
-        names = [q.name for q in carry.bound_lemmas(desc)]
-        assert names[0] == "smax-step" and "align-group" in names and len(names) == 11
-        assert f"G={carry.group_size(desc)}" in carry.static_widths(desc)
-
-
 @pytest.mark.full
 @pytest.mark.parametrize("name", carry.GROUP_PATHS)
-def test_bound_rows_hold_lemma_by_lemma_but_are_not_proved(name: str) -> None:
+def test_bound_rows_are_proved_by_the_chain(name: str) -> None:
     row = carry.check_bounds(lookup(name).descriptor, 64, Settings(second_solver=None))
-    assert row.result == UNKNOWN and row.method == LEMMAS and "prose" in row.detail
+    assert row.result == PROVED and row.method == CHAIN, row.detail
+    assert [lemma["name"] for lemma in row.lemmas] == [
+        q.name for q in carry.dot_chain(lookup(name).descriptor, 64)]
