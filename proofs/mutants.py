@@ -183,17 +183,17 @@ row of ``tcspec prove --arch`` relies on (proofs/arch/BREAKERS.md)."""
 BREAKERS = BREAKERS + ARCH_BREAKERS
 
 KNOWN_GAPS = {
-    "nvfp4-groups-of-2": "the row stops proving (its normal forms differ; the monolithic "
-                         "query is unknown), but no counterexample was found in 60 s: the "
-                         "carries that differ need a second scale block (group-vs-per-product "
-                         "needs 45 s for its witness)",
+    "nvfp4-groups-of-2": "no monolithic counterexample is declared (permutation's query finds "
+                         "none in 60 s: the carries that differ need a second scale block); "
+                         "the k-group-carry row is refuted with words replayed on the mutant",
     "mxf4-groups-of-8": "as nvfp4-groups-of-2",
     "window-26-bits": "a wider window breaks the error bound's statement only with q from "
                       "SEMANTICS (25 bits); that row is not proved (its composition is prose)",
     "clamp-minus-132": "only the error bound and the vectors see the clamp; the error-bound "
                        "row is not proved",
-    "mxf4-no-c-merge": "no proved row states the MXF4 per-group C merge (sparse-masking and "
-                       "sign-symmetry on MXF4 are not proved); the vectors catch it",
+    "mxf4-no-c-merge": "no proved row states the MXF4 per-group C merge (k-group-carry "
+                       "leaves groups merged with C out, sparse-masking compares two runs "
+                       "under one merge rule); the vectors catch it",
 }
 """Breakers no proved row can catch today, and why."""
 
