@@ -255,6 +255,14 @@ class _MaskRuns:
     def violation(self, ops: Ops) -> Bool:
         return ops.and_(self.hypothesis, ops.ne(self.d_sparse, self.d_dense))
 
+    def specials(self) -> list[tuple[str, Bool, Bool]]:
+        """Each special-value flag of both runs (dense, sparse)."""
+        return [(f, getattr(self.dense["specials"]["specials"], f),
+                 getattr(self.sparse["specials"]["specials"], f)) for f in SPECIAL_FLAGS]
+
+
+SPECIAL_FLAGS = ("is_nan", "is_inf", "inf_negative")
+
 
 def mask_runs(ops: Ops, desc: Descriptor, k: int, values: Variables,
               keeps: Keeps = keeps_position) -> _MaskRuns:
@@ -263,10 +271,8 @@ def mask_runs(ops: Ops, desc: Descriptor, k: int, values: Variables,
     size, rule = sparse_rule(desc)
     inputs = dot_inputs(desc, k, values)
     mask = active_mask(ops, desc, inputs.metadata, k, keeps)
-    dense_inputs = DotInputs(masked(ops, inputs.a, mask), masked(ops, inputs.b, mask), inputs.c)
     width = output_width(desc)
-    d_dense, dense = recorded(ops, lambda: run_dot(
-        ops, dataclasses.replace(desc, sparse=False), dense_inputs))
+    d_dense, dense = recorded(ops, lambda: masked_dense(ops, desc, inputs, mask))
     d_sparse, sparse = recorded(ops, lambda: run_dot(ops, desc, inputs))
     slots = [slot for chunk in range(k // size)
              for slot in kept_positions(ops, nibble(ops, inputs.metadata, chunk), rule)]
@@ -319,13 +325,8 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
     size, rule = sparse_rule(desc)
     kept = SPARSE_KEPT[rule]
     variables = layout_variables(desc, k)
-    flags = ("is_nan", "is_inf", "inf_negative")
     per = max(1, LANES_PER_UNIT_QUERY // size)
     parts = [range(i, min(i + per, k // size)) for i in range(0, k // size, per)]
-
-    def specials(runs: _MaskRuns) -> list[tuple[Bool, Bool]]:
-        return [(getattr(runs.dense["specials"]["specials"], f),
-                 getattr(runs.sparse["specials"]["specials"], f)) for f in flags]
 
     def quanta(runs: _MaskRuns) -> tuple[BV, BV]:
         return runs.dense["align"]["quantum"], runs.sparse["align"]["quantum"]
@@ -342,7 +343,7 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
 
     def specials_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         runs = mask_runs(ops, desc, k, values, keeps)
-        differ = ops.any_(ops.xor_(x, y) for x, y in specials(runs))
+        differ = ops.any_(ops.xor_(x, y) for _, x, y in runs.specials())
         return ops.and_(runs.hypothesis, differ), {}
 
     def window_maxima(ops: Ops, runs: _MaskRuns) -> list[list[BV]] | None:
@@ -405,7 +406,7 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
         free_sparse = [ops.variable(f"cut!sparse{i}", u.width) for i, u in enumerate(sparse)]
         for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
             stand_in.setdefault(real.node.id, free.node)
-        for f, (x, y) in zip(flags, specials(runs)):
+        for f, x, y in runs.specials():
             shared = ops.bool_variable(f"cut!{f}")
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
         (cut,), _ = cut_nodes([runs.violation(ops).node], lambda n: stand_in.get(n.id), ops=ops)
@@ -521,7 +522,6 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     kept = SPARSE_KEPT[rule]
     per_lane = product_group(desc) == 1
     variables = layout_variables(desc, k)
-    flags = ("is_nan", "is_inf", "inf_negative")
     chosen = ("c_dominant", "c_quantum", "product_quantum", "scale_max")
     maxima = ("max_raw", "any_product", *chosen)
     roles = ("product_units", "c_units")
@@ -540,20 +540,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                    for i in range(0, k // size, per_chunks)]
 
     def runs_of(ops: Ops, values: Variables) -> _MaskRuns:
-        inputs = dot_inputs(desc, k, values)
-        mask = active_mask(ops, desc, inputs.metadata, k)
-        width = output_width(desc)
-        d_dense, dense = recorded(ops, lambda: masked_dense(ops, desc, inputs, mask))
-        d_sparse, sparse = recorded(ops, lambda: run_dot(ops, desc, inputs))
-        slots = [slot for chunk in range(k // size)
-                 for slot in kept_positions(ops, nibble(ops, inputs.metadata, chunk), rule)]
-        return _MaskRuns(legal(ops, desc, inputs), mask, slots, dense, sparse,
-                         ops.extract(d_dense, width - 1, 0),
-                         ops.extract(d_sparse, width - 1, 0))
-
-    def specials(runs: _MaskRuns) -> list[tuple[Bool, Bool]]:
-        return [(getattr(runs.dense["specials"]["specials"], f),
-                 getattr(runs.sparse["specials"]["specials"], f)) for f in flags]
+        return mask_runs(ops, desc, k, values)
 
     def choice(runs: _MaskRuns) -> list[tuple[Any, Any]]:
         return [(runs.dense["block_choice"][n], runs.sparse["block_choice"][n]) for n in maxima]
@@ -678,7 +665,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                                   for g, x in enumerate(free_dense)]
             for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
                 stand_in.setdefault(real.node.id, free.node)
-        for f, (x, y) in zip(flags, specials(runs)):
+        for f, x, y in runs.specials():
             shared = ops.bool_variable(f"cut!{f}")
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
         (cut,), _ = cut_nodes([runs.violation(ops).node], lambda n: stand_in.get(n.id),
@@ -700,7 +687,9 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     tree = block_maxima(ops, runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
                         ) is not None
     queries = [Query("hypothesis satisfiable", "exists", variables, possible),
-               Query("specials-agree", "forall", variables, agree(specials), lift=violation),
+               Query("specials-agree", "forall", variables,
+                     agree(lambda runs: [(x, y) for _, x, y in runs.specials()]),
+                     lift=violation),
                *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
                        f"{size * part.stop - 1})", "forall", variables, chunks_agree(part),
                        lift=violation) for part in (chunk_parts if tree else [])),
