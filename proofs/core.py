@@ -22,7 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tcspec.smt.solve import DEFAULT_SOLVER, DEFAULT_TIMEOUT, SolveResult, check_sat
+from tcspec.smt.solve import (
+    ARITHMETIC_SOLVERS,
+    DEFAULT_SOLVER,
+    DEFAULT_TIMEOUT,
+    SolveResult,
+    check_sat,
+    run_script,
+)
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import (
@@ -93,6 +100,10 @@ class Query:
     cut_at: str = ""
     """For a query whose body cuts ``build_dot``'s DAG at stage nodes (and on the scalar
     lowering returns the property's violation): what it cuts, for the report."""
+    script: Callable[[], str] | None = None
+    """For a composition step in integer and real arithmetic (no bit-vectors, no datapath):
+    its SMT-LIB script, decided by :data:`smt.solve.ARITHMETIC_SOLVERS` only; it has no model
+    to replay, so a satisfiable answer is ``unknown``."""
 
     def trace(self) -> tuple[TraceOps, list[BV], Bool]:
         ops = TraceOps()
@@ -123,8 +134,30 @@ class Outcome:
     second: dict[str, Any] | None = None
 
 
+def arithmetic_query(name: str, script: Callable[[], str]) -> Query:
+    """A ``forall`` step stated in linear integer and real arithmetic (its violation)."""
+
+    def no_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        raise InternalError(f"{name} is an arithmetic query: it has no bit-vector body")
+
+    return Query(name, "forall", (), no_body, script=script)
+
+
+def _decide_script(query: Query, solver: str, timeout: float) -> Outcome:
+    assert query.script is not None
+    solver = solver if solver in ARITHMETIC_SOLVERS else ARITHMETIC_SOLVERS[0]
+    answer = run_script(query.script(), solver=solver, timeout=timeout)
+    if answer.status == "unsat":
+        return Outcome(query.name, PROVED, solver, answer.seconds)
+    reason = ("satisfiable: the proved conclusions it reads do not entail its conclusion "
+              "(no input words to replay)" if answer.status == "sat" else answer.reason)
+    return Outcome(query.name, UNKNOWN, solver, answer.seconds, reason)
+
+
 def decide(query: Query, solver: str, timeout: float) -> Outcome:
     """Solve ``query`` once and replay any model on the scalar lowering."""
+    if query.script is not None:
+        return _decide_script(query, solver, timeout)
     _, values, condition = query.trace()
     if query.cut_products and query.kind == "forall":
         from tcspec.proofs.cutpoints import abstract_products
@@ -174,6 +207,8 @@ def cross_check(outcome: Outcome, query: Query, settings: Settings,
     if settings.second_solver == AUTO:
         order = order if order is not None else list(SECOND_OPINIONS)
         candidates = [s for s in order if s != outcome.solver]
+        if query.script is not None:
+            candidates = [s for s in ARITHMETIC_SOLVERS if s != outcome.solver]
     else:
         candidates = [settings.second_solver] if settings.second_solver != outcome.solver else []
     spent = 0.0

@@ -1,5 +1,5 @@
 """Error bound of the window datapaths against the exact sum (covers spec/window,
-spec/accumulate, spec/convert, spec/exact, spec/formats, spec/specials).
+spec/accumulate, spec/convert, spec/formats, spec/specials).
 
 For finite inputs (no special applies) whose D is finite, with ``n = K + 1``
 terms (the K products and C) and ``q`` the window quantum:
@@ -7,37 +7,33 @@ terms (the K products and C) and ``q`` the window quantum:
 term loses less than one quantum to truncation toward zero, and the RZ
 conversion loses less than one unit in the last place of D (``ulp(D)``:
 ``2^(E-23)`` for a normal D of exponent E, ``2^-149`` for a subnormal or
-zero D). ``exact`` is a separate wide fixed-point sum of the *untruncated*
-products and C (:func:`spec.exact.exact_operand_sum`), not the spec's sum of
-truncated units.
+zero D). ``exact``, ``q`` and the terms are :mod:`proofs.reference`'s, written
+from SEMANTICS.md alone: the exact sum of the *untruncated* products and C.
 
-Method ``lemmas`` (one query over the whole datapath and the wide sum did
-not finish in 120 s even at K=2): per-stage lemmas on free values (the
-window maximum, raw ranges, alignment as a floor, conversion as a floor to
-ulp(D)), composed as :data:`COMPOSITION` states over the stage rebuild of
-:mod:`proofs.stages`. That composition is prose, so the row is never
-``proved`` (``unknown``, lemmas listed): issue 16 asks for it as a chain of
-queries; one query with the multipliers cut (:mod:`proofs.cutpoints`) and the
-reference of :mod:`proofs.reference` did not finish in 120 s even at K=2.
-:func:`bound_chain` is that chain, cut at ``build_dot``'s ``align`` and ``convert``
-stages, but it is not the row's check yet: on dense-tf32 at K=2 its ``window`` query
-proves in 0.1 s, while ``aligned``, ``sum`` and ``encode`` give no answer in 120 s and
-``bound`` (a triangle inequality) takes 97 s (bitwuzla, 2026-12-02). They state exact
-values in the reference's 543-bit register, and bit-blasting does not scale there: the
-bare triangle inequality on free 543-bit values is not decided in 60 s (32 bits: 10 s).
-The witness (property ``error-bound-witness``) is
-one query over the datapath and the wide sum: an input whose error is at
-least ``(n - 1) * 2^q`` with ``ulp(D) <= 4 * 2^q``, within one quantum and
-ulp(D) of the bound.
+Method ``chain`` (:func:`bound_chain`): one query over the whole datapath and
+the wide sum does not finish, and neither do chain steps that state exact
+values in the reference's 543-bit register (bit-blasting does not scale
+there: the bare triangle inequality on free 543-bit values is not decided in
+60 s). So the bit-vector queries state only narrow facts of ``build_dot``'s own
+nodes (the quanta, each unit as a floor, the sum of units, D as a floor of the
+sum), and the composition into the bound is three queries in linear integer
+and real arithmetic over those facts read in units of ``2^q``, where the wide
+sum is one real per term. Every query is a solver query; on dense-tf32 at
+K=8 the chain proves in about 5 s.
+
+The witness (property ``error-bound-witness``) is one query over the datapath
+and the reference's wide sum: an input whose error is at least ``K * 2^q``
+with ``ulp(D) <= 4 * 2^q``, within one quantum and ulp(D) of the bound.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tcspec.proofs import reference
 from tcspec.proofs.core import (
-    LEMMAS,
+    CHAIN,
     MONOLITHIC,
     InternalError,
     Property,
@@ -45,6 +41,7 @@ from tcspec.proofs.core import (
     Row,
     Settings,
     Variables,
+    arithmetic_query,
     check_queries,
     dot_inputs,
     layout_variables,
@@ -52,70 +49,17 @@ from tcspec.proofs.core import (
 )
 from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.floor import floor_shift_holds
-from tcspec.proofs.reference import BoundParts, Fixed
-from tcspec.proofs.stages import (
-    WindowRun,
-    formats_of,
-    rebuilds_datapath,
-    scaled_stages,
-    traced_inputs,
-    window_stages,
-)
+from tcspec.proofs.reference import BoundParts
+from tcspec.proofs.stages import formats_of, scaled_stages, traced_inputs, window_stages
 from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.exact import exact_operand_sum, operand_range, product_range, raw_ceiling
+from tcspec.spec.exact import raw_ceiling
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term, decode_float
 from tcspec.spec.window import WINDOW_BITS, default_clamp
 
 REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
-
-def scale_of(desc: Descriptor) -> int:
-    """A static exponent below every quantum, exact-sum LSB and D LSB of ``desc``."""
-    fa, fb, fd = formats_of(desc)
-    lowest_raw = min(fa.min_raw + fb.min_raw, fd.min_raw)
-    clamp = default_clamp(fa, fb)
-    lowest_top = lowest_raw if clamp is None else max(lowest_raw, clamp)
-    return min(product_range(fa, fb).min_exponent, operand_range(fd).min_exponent,
-               lowest_top - WINDOW_BITS, fd.emin - fd.frac_bits)
-
-
-def _place(ops: Ops, value: BV, shift: BV, width: int) -> BV:
-    """``value`` (unsigned) times ``2^shift`` (``shift >= 0``) in ``width`` bits."""
-    return ops.shl(ops.zext(value, width), ops.resize_signed(shift, width))
-
-
-class Measure:
-    """The exact sum, D's value, the quantum and ulp(D) as signed integers in units of
-    ``2^scale`` (``width`` bits: none of them can wrap)."""
-
-    def __init__(self, ops: Ops, desc: Descriptor, run: WindowRun) -> None:
-        fa, fb, fd = formats_of(desc)
-        self.scale = scale_of(desc)
-        exact = exact_operand_sum(ops, run.operands)
-        span = max(product_range(fa, fb).top, operand_range(fd).top) - self.scale
-        self.width = max(exact.value.width + exact.lsb - self.scale, span) + 8
-        lsb = ops.const(self.scale, EXP_WIDTH)
-        self.exact = ops.shl(ops.sext(exact.value, self.width), exact.lsb - self.scale)
-        d = decode_float(ops, fd, run.word)
-        d_exponent = ops.sub(d.raw, fd.frac_bits)
-        d_magnitude = _place(ops, d.mag, ops.sub(d_exponent, lsb), self.width)
-        self.d = ops.ite(d.negative, ops.neg(d_magnitude), d_magnitude)
-        self.d_finite = ops.and_(ops.not_(d.is_inf), ops.not_(d.is_nan))
-        one = ops.const(1, 1)
-        self.quantum = _place(ops, one, ops.sub(run.quantum, lsb), self.width)
-        self.ulp = _place(ops, one, ops.sub(d_exponent, lsb), self.width)
-        self.terms = len(run.terms)
-        error = ops.sub(self.d, self.exact)
-        self.error = ops.abs_signed(error)
-        self.applies = ops.and_(ops.not_(run.specials.is_nan), ops.not_(run.specials.is_inf),
-                                self.d_finite, ops.any_(t.nonzero for t in run.terms))
-
-    def quanta(self, ops: Ops, count: int) -> BV:
-        return ops.mul(self.quantum, ops.const(count, self.width))
-
 
 # ------------------------------------------------------------------ lemmas
 
@@ -247,28 +191,6 @@ def align_query(desc: Descriptor, shape: str, rounding: str = "rz") -> Query:
     return Query(f"align-{shape}", "forall", variables, body)
 
 
-def encode_query(desc: Descriptor, total_width: int) -> Query:
-    """Violation of: for units ``s`` (not the minimum) and ``q`` in range, ``D = encode(s, q)``
-    finite has ``|D| = floor(|s| 2^q / ulp(D)) ulp(D)``, ``ulp(D) = 2^(raw_D - 23)``, with the
-    sign of ``s``, and is ``+0`` when that is 0 (so ``|s 2^q - D| < ulp(D)``)."""
-    _, _, fd = formats_of(desc)
-    ranges = ranges_of(desc)
-
-    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        s, q = values["s"], values["q"]
-        pre = ops.and_(_in_range(ops, q, ranges.quantum), ops.ne(s, 1 << (s.width - 1)))
-        word = encode_float(ops, s, q, fd, "rz")
-        d = decode_float(ops, fd, word)
-        shift = ops.sub(q, ops.sub(d.raw, fd.frac_bits))
-        zero = ops.eq(d.mag, 0)
-        signed = ops.ite(zero, ops.eq(word, 0), ops.iff(d.negative, ops.sign(s)))
-        ok = ops.and_(signed, floor_shift_holds(ops, ops.abs_signed(s), shift, d.mag))
-        finite = ops.and_(ops.not_(d.is_inf), ops.not_(d.is_nan))
-        return ops.and_(pre, finite, ops.not_(ok)), {"d": word}
-
-    return Query(f"encode-{fd.name}", "forall", (("s", total_width), ("q", EXP_WIDTH)), body)
-
-
 def static_facts(desc: Descriptor, k: int) -> tuple[int, str]:
     """The exact-sum width and the static no-wrap facts of the composition (checked here)."""
     ops, inputs = traced_inputs(desc, k)
@@ -292,51 +214,44 @@ def static_facts(desc: Descriptor, k: int) -> tuple[int, str]:
                    f"2^{sums[0][1].width - 1}); quantum in [{low}, {high}]")
 
 
-COMPOSITION = (
-    "Composition (every stage covered; the stage rebuild is build_dot's own node): "
-    "smax-step gives, by induction over smax_all's tree, a window exponent at least the "
-    "raw of every nonzero term and equal to one of them or the clamp, so by raw-range-* q "
-    "is in range and raw <= q + 25; with nonzero-* (nonzero iff significand not 0), "
-    "align-* gives |t_i - u_i 2^q| < 2^q and |u_i| < 2^(w-1); so exact_sum is the integer "
-    "sum S of the u_i; encode gives |S 2^q - D| < ulp(D) with D finite; exact = sum of "
-    "t_i (spec/exact's wide register cannot wrap); by the triangle inequality |D - exact| "
-    "< ulp(D) + n 2^q. If no term is nonzero, every unit is 0, D = +0 and exact = 0.")
-
-
 def bound_query(desc: Descriptor, k: int) -> Query:
-    """Violation of the bound as one query over the datapath and the wide sum (too slow for a
-    solver; replayed on the scalar lowering by the tests)."""
+    """Violation of the bound as one query over the datapath and the reference's wide sum
+    (too slow for a solver; replayed on the scalar lowering by the tests)."""
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        run = window_stages(ops, desc, dot_inputs(desc, k, values))
-        m = Measure(ops, desc, run)
-        bound = ops.add(m.quanta(ops, m.terms), m.ulp)
-        return ops.and_(m.applies, ops.uge(m.error, bound)), {"d": run.word, "error": m.error,
-                                                             "bound": bound}
+        inputs = dot_inputs(desc, k, values)
+        d = ops.extract(run_dot(ops, desc, inputs), 31, 0)
+        parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
+                                            inputs.b, inputs.c, d)
+        return parts.violation, {"d": d, "error": parts.error, "bound": parts.bound}
 
     return Query("error-below-bound", "forall", layout_variables(desc, k), body)
 
 
 def witness_query(desc: Descriptor, k: int) -> Query:
     """Witness: finite inputs, finite D with ``ulp(D) <= 4 * 2^q`` (D at the window's top, so
-    the conversion adds at most 3 quanta) and ``|D - exact| >= (n - 1) * 2^q``. To keep the
-    search small: C = +0, lanes 2.. repeat lane 1, and A and B lane 0 are 1.0 in formats
-    with 5 or more exponent bits (in narrower ones products cannot reach 2^-25)."""
+    the conversion adds at most 3 quanta) and ``|D - exact| >= (n - 1) * 2^q``, against the
+    reference's wide sum. To keep the search small: C = +0, lanes 2.. repeat lane 1, and A
+    and B lane 0 are 1.0 in formats with 5 or more exponent bits (in narrower ones products
+    cannot reach 2^-25)."""
 
     fa, fb, _ = formats_of(desc)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
-        run = window_stages(ops, desc, inputs)
-        m = Measure(ops, desc, run)
-        near = ops.and_(ops.uge(m.error, m.quanta(ops, m.terms - 1)),
-                        ops.ule(m.ulp, m.quanta(ops, 4)))
+        d = ops.extract(run_dot(ops, desc, inputs), 31, 0)
+        parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
+                                            inputs.b, inputs.c, d)
+        quantum = parts.fixed.power(ops, parts.quantum)
+        width = parts.fixed.width
+        near = ops.and_(ops.uge(parts.error, ops.mul(quantum, ops.const(k, width))),
+                        ops.ule(parts.ulp, ops.mul(quantum, ops.const(4, width))))
         hints = [ops.eq(inputs.c, 0)]
         hints += [ops.eq(word, (f.bias << f.frac_bits) << f.cleared_bits)
                   for word, f in ((inputs.a[0], fa), (inputs.b[0], fb)) if f.exp_bits >= 5]
         hints += [ops.eq(word, lanes[1]) for lanes in (inputs.a, inputs.b) for word in lanes[2:]]
-        return ops.and_(m.applies, near, *hints), {"d": run.word, "quantum": run.quantum,
-                                                   **{n: v for n, v in values.items()}}
+        return ops.and_(parts.applies, near, *hints), {"d": d, "quantum": parts.quantum,
+                                                       **{n: v for n, v in values.items()}}
 
     return Query("error-near-bound", "exists", layout_variables(desc, k), body)
 
@@ -347,23 +262,14 @@ def term_lemmas(desc: Descriptor) -> list[Query]:
             for shape in ("product", "c")]
 
 
-def lemma_queries(desc: Descriptor, k: int) -> tuple[list[Query], str]:
-    total_width, facts = static_facts(desc, k)
-    queries = [smax_step_query(), *term_lemmas(desc), encode_query(desc, total_width)]
-    return queries, facts
-
-
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
-    if not rebuilds_datapath(desc, k):
-        raise ValueError(f"the staged rebuild of {desc.name} is not build_dot's node")
-    queries, facts = lemma_queries(desc, k)
-    return check_queries("error-bound", desc, k, queries, settings, LEMMAS,
-                         f"{COMPOSITION} Static: {facts}.")
+    return check_queries("error-bound", desc, k, bound_chain(desc, k), settings, CHAIN,
+                         CHAIN_DETAIL)
 
 
 def check_witness(desc: Descriptor, k: int, settings: Settings) -> Row:
     return check_queries("error-bound-witness", desc, k, [witness_query(desc, k)], settings,
-                         MONOLITHIC, "exists, against spec/exact's wide sum: "
+                         MONOLITHIC, "exists, against proofs/reference.py's wide sum: "
                          "|D - exact| >= K 2^q with ulp(D) <= 4 2^q, under the search hints "
                          "(C = +0, lanes 2.. repeat lane 1, lane 0 = 1.0 x 1.0 for formats "
                          "with >= 5 exponent bits); refuted means no witness under the hints")
@@ -373,8 +279,7 @@ def applies(desc: Descriptor) -> bool:
     return desc.family == "window" and not desc.sparse and desc.d_type == "f32"
 
 
-COVERS = ("spec.window", "spec.accumulate", "spec.convert", "spec.exact", "spec.formats",
-          "spec.specials")
+COVERS = ("spec.window", "spec.accumulate", "spec.convert", "spec.formats", "spec.specials")
 
 PROPERTIES = [
     Property("error-bound", "|D - exact| < (K+1) 2^q + ulp(D) for finite inputs and finite D",
@@ -387,169 +292,244 @@ PROPERTIES = [
 
 # ------------------------------------------------------------------ the chain
 
-
-def _fixed_for_chain(desc: Descriptor, k: int, unit_width: int, sum_width: int) -> Fixed:
-    """:func:`proofs.reference.fixed_for`, checked to hold every unit and the sum of units
-    at the highest quantum exactly (the chain states ``u 2^q`` in it)."""
-    fixed = reference.fixed_for(desc.a_format, desc.b_format, desc.d_type, k)
-    _, high = reference.quantum_range(desc.a_format, desc.b_format, desc.d_type)
-    needed = max(unit_width, sum_width) + high - fixed.lsb + (k + 1).bit_length() + 2
-    return fixed if needed <= fixed.width else Fixed(fixed.lsb, needed)
+LANES_PER_QUERY = 8
+"""Terms per ``aligned`` query: the quantum is cut, so each lane's cone is its own words."""
 
 
-def _placed(ops: Ops, fixed: Fixed, units: BV, q: BV) -> BV:
-    """``units * 2^q`` (signed units) in ``fixed``'s register."""
-    shift = ops.resize_signed(ops.sub(q, fixed.lsb), fixed.width)
-    return ops.shl(ops.sext(units, fixed.width), shift)
+@dataclass(frozen=True)
+class BoundRun:
+    """One traced run of ``build_dot`` (the nodes its ``align`` and ``convert`` stages report,
+    and D) beside the reference of :mod:`proofs.reference` (terms, quantum, D decoded)."""
+
+    parts: BoundParts
+    word: BV
+    d: reference.Value
+    units: list[BV]
+    align_q: BV
+    convert_q: BV
+    total: BV
+
+
+def bound_run(ops: Ops, desc: Descriptor, k: int, values: Variables) -> BoundRun:
+    inputs = dot_inputs(desc, k, values)
+    out, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
+    if "align" not in stages or "convert" not in stages:
+        raise InternalError(f"{desc.name}: build_dot reported no align or convert stage")
+    word = ops.extract(out, 31, 0)
+    units = list(stages["align"]["units"])
+    parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
+                                        inputs.b, inputs.c, word)
+    if len(units) != len(parts.terms):
+        raise InternalError(f"{desc.name}: {len(units)} aligned units for "
+                            f"{len(parts.terms)} terms")
+    return BoundRun(parts, word, reference.decode(ops, "f32", word), units,
+                    stages["align"]["quantum"], stages["convert"]["quantum"],
+                    stages["convert"]["units"])
 
 
 def _not_minimum(ops: Ops, x: BV) -> Bool:
     return ops.ne(x, 1 << (x.width - 1))
 
 
-@dataclass(frozen=True)
-class ChainNodes:
-    """One traced run of ``build_dot`` and the reference bound, with the chain's conclusions
-    stated on their nodes (SEMANTICS.md sections 2.4-2.7)."""
-
-    parts: BoundParts
-    word: BV
-    units: list[BV]
-    align_q: BV
-    convert_q: BV
-    total: BV
-    window: Bool
-    aligned: Bool
-    no_wrap: Bool
-    summed: Bool
-    encoded: Bool
+def _same_quantum(ops: Ops, spec_q: BV, q: BV) -> Bool:
+    return ops.eq(ops.resize_signed(spec_q, q.width), q)
 
 
-def chain_nodes(ops: Ops, desc: Descriptor, k: int, values: Variables) -> ChainNodes:
-    """The conclusions of :func:`bound_chain`, on ``build_dot``'s own nodes (its ``align``
-    and ``convert`` stages) and on :mod:`proofs.reference`'s.
-
-    window: the quanta both stages use equal the reference quantum ``q`` (SEMANTICS
-    section 2.4), which is in its static range; aligned: every unit ``u_i`` is not the
-    minimum and ``|t_i - u_i 2^q| < 2^q`` (``t_i`` the reference term value); no-wrap: the
-    sum ``S`` the convert stage encodes is not the minimum; summed: ``|exact - S 2^q| <
-    n 2^q``; encoded: a finite D has ``|D - S 2^q| < ulp(D)``.
-    """
-    inputs = dot_inputs(desc, k, values)
-    d, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
-    word = ops.extract(d, 31, 0)
-    units = list(stages["align"]["units"])
-    align_q, convert_q = stages["align"]["quantum"], stages["convert"]["quantum"]
-    total = stages["convert"]["units"]
-    fixed = _fixed_for_chain(desc, k, max(u.width for u in units), total.width)
-    parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
-                                        inputs.b, inputs.c, word, fixed)
-    q = parts.quantum
+def window_facts(ops: Ops, desc: Descriptor, run: BoundRun, q: BV) -> Bool:
+    """Section 2.4 read off the reference at quantum ``q``: ``q`` in its static range and
+    every nonzero term at most 25 above it (``r_i <= q + 25``)."""
     low, high = reference.quantum_range(desc.a_format, desc.b_format, desc.d_type)
-    window = ops.and_(ops.eq(ops.resize_signed(align_q, q.width), q),
-                      ops.eq(ops.resize_signed(convert_q, q.width), q),
-                      ops.sge(q, low), ops.sle(q, high))
-    quantum = fixed.power(ops, q)
-    aligned = ops.and_(*[ops.and_(_not_minimum(ops, u), ops.ult(
-        ops.abs_signed(ops.sub(t, _placed(ops, fixed, u, q))), quantum))
-        for t, u in zip(parts.values, units)])
-    summed = ops.ult(ops.abs_signed(ops.sub(parts.exact, _placed(ops, fixed, total, q))),
-                     ops.mul(quantum, ops.const(len(units), fixed.width)))
-    d_error = ops.abs_signed(ops.sub(parts.d_value, _placed(ops, fixed, total, q)))
-    encoded = ops.implies(parts.applies, ops.ult(d_error, parts.ulp))
-    return ChainNodes(parts, word, units, align_q, convert_q, total, window, aligned,
-                      _not_minimum(ops, total), summed, encoded)
+    top = ops.add(q, reference.WINDOW_FRACTION_BITS)
+    return ops.and_(ops.sge(q, low), ops.sle(q, high),
+                    *[ops.implies(t.nonzero, ops.sle(t.raw, top)) for t in run.parts.terms])
 
 
-CHAIN_DETAIL = (
-    "build_dot's own DAG cut at the units and quantum its align stage reports and the sum "
-    "and quantum its convert stage encodes; the exact side, the quantum and its range from "
-    "proofs/reference.py (SEMANTICS sections 1, 2.4-2.7). Each query assumes, on its cut "
-    "variables, exactly the conclusions earlier queries proved on the real nodes: window "
-    "(q_align = q_convert = q, q in range), aligned (|t_i - u_i 2^q| < 2^q, u_i not the "
-    "minimum), sum (U cut: S not the minimum, |exact - S 2^q| < n 2^q), encode (S, q cut: "
-    "|D - S 2^q| < ulp(D)), bound (D, S, exact, q cut: |D - exact| < n 2^q + ulp(D)); "
-    "every query under finite inputs with some term nonzero")
+def aligned_fact(ops: Ops, run: BoundRun, i: int, q: BV) -> Bool:
+    """Unit ``u_i`` is the term truncated toward zero at ``2^q`` (section 2.5):
+    ``|u_i| = floor(mag_i 2^(r_i - f_i - q))``, ``u_i`` has the term's sign or is 0, and is
+    not the minimum of its width."""
+    t, u = run.parts.terms[i], run.units[i]
+    shift = ops.sub(ops.sub(t.raw, t.frac_bits), q)
+    signed = ops.ite(t.negative, ops.sle(u, 0), ops.sge(u, 0))
+    return ops.and_(_not_minimum(ops, u), signed,
+                    floor_shift_holds(ops, t.mag, shift, ops.abs_signed(u)))
+
+
+def summed_width(run: BoundRun) -> int:
+    """A width in which the sum of the units cannot wrap (``n 2^(w-1) <= 2^(W-1)``)."""
+    widest = max(max(u.width for u in run.units), run.total.width)
+    return widest + len(run.units).bit_length() + 1
+
+
+def summed_fact(ops: Ops, run: BoundRun) -> Bool:
+    """The sum the convert stage encodes is the integer sum of the units (section 2.6):
+    equal to it in a register where no sum of the units wraps, and not the minimum."""
+    width = summed_width(run)
+    exact = ops.sum([ops.sext(u, width) for u in run.units])
+    return ops.and_(ops.eq(ops.sext(run.total, width), exact), _not_minimum(ops, run.total))
+
+
+def encoded_fact(ops: Ops, run: BoundRun, q: BV) -> Bool:
+    """A finite D is ``S 2^q`` truncated toward zero to its own LSB ``2^e``, ``e = r_D - 23``
+    (section 2.7): ``mag_D = floor(|S| 2^(q - e))``, and a nonzero D has the sign of S."""
+    d = run.d
+    finite = ops.not_(ops.or_(d.nan, d.inf))
+    lsb = ops.sub(d.raw, d.frac_bits)
+    signed = ops.implies(d.nonzero, ops.iff(d.negative, ops.sign(run.total)))
+    floor = floor_shift_holds(ops, ops.abs_signed(run.total), ops.sub(q, lsb), d.mag)
+    return ops.implies(finite, ops.and_(signed, floor))
+
+
+def _lanes(n: int) -> list[range]:
+    return [range(start, min(start + LANES_PER_QUERY, n)) for start in range(0, n, LANES_PER_QUERY)]
 
 
 def bound_chain(desc: Descriptor, k: int) -> list[Query]:
-    """The error bound as a chain of queries on ``build_dot``'s own DAG (:data:`CHAIN_DETAIL`).
+    """The error bound as a chain (:data:`CHAIN_DETAIL`).
 
-    Each later query replaces chosen nodes, at every occurrence, by free variables
-    (:func:`smt.trace.cut_nodes`) and assumes the earlier conclusions on them: the real
-    nodes are one instance of the variables, so each query's unsat answer holds of the
-    real DAG, and the last one is the property (SEMANTICS sections 2.4-2.7).
+    The bit-vector queries are on ``build_dot``'s own DAG. A later one replaces chosen nodes,
+    at every occurrence, by free variables (:func:`smt.trace.cut_nodes`) and assumes on them
+    only what earlier queries proved of the real nodes, so the real nodes are one instance
+    and each unsat answer holds of the real DAG. The last three queries are in linear
+    integer and real arithmetic over the integer readings of those conclusions
+    (:func:`compose_script`), where the wide exact sum costs nothing.
     """
     variables = layout_variables(desc, k)
+    n = k + 1
 
     def lift(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        nodes = chain_nodes(ops, desc, k, values)
-        return nodes.parts.violation, {"d": nodes.word, "quantum": nodes.parts.quantum}
+        run = bound_run(ops, desc, k, values)
+        return run.parts.violation, {"d": run.word, "quantum": run.parts.quantum}
 
-    def cut(ops: Ops, nodes: ChainNodes, chosen: dict[int, Node], premises: list[Bool],
-            conclusion: Bool) -> Bool:
-        roots = [nodes.parts.inputs_ok.node, conclusion.node, *(p.node for p in premises)]
-        new, _ = cut_nodes(roots, lambda n: chosen.get(n.id), ops=ops)
-        inputs_ok, concluded, *assumed = (ops.wrap_bool(r) for r in new)
-        return ops.and_(inputs_ok, *assumed, ops.not_(concluded))
-
-    def quantum_cut(ops: TraceOps, nodes: ChainNodes) -> dict[int, Node]:
-        q = ops.variable("cut!q", nodes.parts.quantum.width)
-        chosen = {nodes.parts.quantum.node.id: q.node}
-        for spec_q in (nodes.align_q, nodes.convert_q):
-            chosen[spec_q.node.id] = ops.resize_signed(q, spec_q.width).node
-        return chosen
-
-    def lemma(name: str, conclusion: str) -> Query:
+    def cut_query(name: str, cut_at: str, build: Callable[[TraceOps, BoundRun],
+                  tuple[dict[int, Node], list[Bool], Bool]]) -> Query:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            nodes = chain_nodes(ops, desc, k, values)
-            return ops.and_(nodes.parts.inputs_ok, ops.not_(getattr(nodes, conclusion))), {
-                "quantum": nodes.parts.quantum}
-        return Query(name, "forall", variables, body, cut_products=True, lift=lift)
+            if not isinstance(ops, TraceOps):
+                return lift(ops, values)
+            run = bound_run(ops, desc, k, values)
+            chosen, premises, conclusion = build(ops, run)
+            roots = [run.parts.inputs_ok.node, conclusion.node, *(p.node for p in premises)]
+            new, _ = cut_nodes(roots, lambda node: chosen.get(node.id), ops=ops)
+            inputs_ok, concluded, *assumed = (ops.wrap_bool(r) for r in new)
+            return ops.and_(inputs_ok, *assumed, ops.not_(concluded)), {}
+        return Query(name, "forall", variables, body, cut_at=cut_at, lift=lift)
 
-    def sum_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        if not isinstance(ops, TraceOps):
-            return lift(ops, values)
-        nodes = chain_nodes(ops, desc, k, values)
-        chosen = quantum_cut(ops, nodes)
-        for i, (t, u) in enumerate(zip(nodes.parts.values, nodes.units)):
-            for node, name in ((t, f"cut!t{i}"), (u, f"cut!u{i}")):
-                if node.node.id in chosen:
-                    raise InternalError(f"{desc.name}: two cut-points share a node")
-                chosen[node.node.id] = ops.variable(name, node.width).node
-        conclusion = ops.and_(nodes.no_wrap, nodes.summed)
-        return cut(ops, nodes, chosen, [nodes.window, nodes.aligned], conclusion), {}
-
-    def encode_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        if not isinstance(ops, TraceOps):
-            return lift(ops, values)
-        nodes = chain_nodes(ops, desc, k, values)
-        chosen = quantum_cut(ops, nodes)
-        chosen[nodes.total.node.id] = ops.variable("cut!s", nodes.total.width).node
-        return cut(ops, nodes, chosen, [nodes.window, nodes.no_wrap], nodes.encoded), {}
-
-    def bound_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        if not isinstance(ops, TraceOps):
-            return lift(ops, values)
-        nodes = chain_nodes(ops, desc, k, values)
-        chosen = quantum_cut(ops, nodes)
-        for node, name in ((nodes.total, "cut!s"), (nodes.parts.exact, "cut!exact"),
-                           (nodes.word, "cut!d")):
-            chosen[node.node.id] = ops.variable(name, node.width).node
-        violation = nodes.parts.violation
-        new, _ = cut_nodes([violation.node, nodes.window.node, nodes.summed.node,
-                            nodes.encoded.node], lambda n: chosen.get(n.id), ops=ops)
-        return ops.and_(*(ops.wrap_bool(r) for r in new)), {}
+    def quantum_cut(ops: TraceOps, run: BoundRun) -> tuple[dict[int, Node], BV]:
+        q = ops.variable("cut!q", run.parts.quantum.width)
+        chosen = {run.parts.quantum.node.id: q.node}
+        for spec_q in (run.align_q, run.convert_q):
+            chosen.setdefault(spec_q.node.id, ops.resize_signed(q, spec_q.width).node)
+        return chosen, q
 
     def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        nodes = chain_nodes(ops, desc, k, values)
-        return nodes.parts.applies, {"d": nodes.word}
+        run = bound_run(ops, desc, k, values)
+        return run.parts.applies, {"d": run.word}
 
+    def window(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        run = bound_run(ops, desc, k, values)
+        q = run.parts.quantum
+        held = ops.and_(_same_quantum(ops, run.align_q, q), _same_quantum(ops, run.convert_q, q),
+                        window_facts(ops, desc, run, q))
+        return ops.and_(run.parts.inputs_ok, ops.not_(held)), {"quantum": q}
+
+    def aligned(part: range) -> Callable[[TraceOps, BoundRun], tuple[dict[int, Node],
+                                                                      list[Bool], Bool]]:
+        def build(ops: TraceOps, run: BoundRun) -> tuple[dict[int, Node], list[Bool], Bool]:
+            chosen, q = quantum_cut(ops, run)
+            return chosen, [window_facts(ops, desc, run, q)], ops.and_(
+                *[aligned_fact(ops, run, i, q) for i in part])
+        return build
+
+    def summed(ops: TraceOps, run: BoundRun) -> tuple[dict[int, Node], list[Bool], Bool]:
+        chosen, q = quantum_cut(ops, run)
+        for i, u in enumerate(run.units):
+            if u.node.id in chosen:
+                raise InternalError(f"{desc.name}: two cut-points share a node")
+            chosen[u.node.id] = ops.variable(f"cut!u{i}", u.width).node
+        return chosen, [window_facts(ops, desc, run, q),
+                        *[_not_minimum(ops, u) for u in run.units]], summed_fact(ops, run)
+
+    def encoded(ops: TraceOps, run: BoundRun) -> tuple[dict[int, Node], list[Bool], Bool]:
+        chosen, q = quantum_cut(ops, run)
+        chosen[run.total.node.id] = ops.variable("cut!s", run.total.width).node
+        return chosen, [window_facts(ops, desc, run, q), _not_minimum(ops, run.total)], \
+            encoded_fact(ops, run, q)
+
+    lanes = [cut_query(f"aligned {part.start}-{part.stop - 1} (quantum cut)", "the quantum",
+                       aligned(part)) for part in _lanes(n)]
     return [Query("hypothesis satisfiable", "exists", variables, possible),
-            lemma("window", "window"), lemma("aligned", "aligned"),
-            Query("sum (units cut)", "forall", variables, sum_body,
-                  cut_at="the units and quantum"),
-            Query("encode (sum cut)", "forall", variables, encode_body,
-                  cut_at="the sum and quantum"),
-            Query("bound (D, sum, exact cut)", "forall", variables, bound_body,
-                  cut_at="D, the sum, the exact sum and the quantum")]
+            Query("window", "forall", variables, window, lift=lift),
+            *lanes,
+            cut_query("summed (units, quantum cut)", "the units and quantum", summed),
+            cut_query("encoded (sum, quantum cut)", "the sum and quantum", encoded),
+            arithmetic_query("aligned reading", lane_reading_script),
+            arithmetic_query("encoded reading", encode_reading_script),
+            arithmetic_query(f"bound (n = {n})", lambda: compose_script(n))]
+
+
+# ------------------------------------------------------------ the arithmetic steps
+
+CHAIN_DETAIL = (
+    "chain on build_dot's own DAG, cut at the quantum, units and sum its align and convert "
+    "stages report, against proofs/reference.py (SEMANTICS sections 1, 2.4-2.7), every query "
+    "under finite inputs with some term nonzero: window (both stage quanta are the reference "
+    "q, q in range, every nonzero term r_i <= q + 25); aligned, q cut (|u_i| = "
+    "floor(mag_i 2^(r_i - f_i - q)), u_i of the term's sign, not the minimum); summed, units "
+    "and q cut (S = sum u_i with no wrap); encoded, S and q cut (finite D: mag_D = "
+    "floor(|S| 2^(q - e_D)), e_D = r_D - 23, sign of S). Then, in linear integer and real "
+    "arithmetic (z3, cvc5 second), the integer readings of those facts in units of 2^q, with "
+    "tau_i = t_i / 2^q, delta = D / 2^q, lambda = ulp(D) / 2^q: aligned reading (|tau_i - u_i| "
+    "< 1), encoded reading (|delta - S| < lambda), bound (|delta - sum tau_i| < n + lambda, "
+    "which is |D - exact| < n 2^q + ulp(D) times 2^-q)")
+
+
+def _script(declarations: list[tuple[str, str]], assertions: list[str]) -> str:
+    lines = ["(set-logic QF_LIRA)"]
+    lines += [f"(declare-const {name} {sort})" for name, sort in declarations]
+    lines += [f"(assert {a})" for a in assertions]
+    return "\n".join([*lines, "(check-sat)"]) + "\n"
+
+
+def _abs(x: str) -> str:
+    return f"(ite (>= {x} 0.0) {x} (- {x}))"
+
+
+def lane_reading_script() -> str:
+    """Violation of: ``M = |U|`` (an integer), ``U`` of the term's sign (or 0), ``M <= A <
+    M + 1`` (``M = floor(A)``, ``A = mag 2^shift >= 0``), ``tau = (-1)^neg A`` imply
+    ``|tau - U| < 1``."""
+    return _script([("U", "Int"), ("M", "Int"), ("A", "Real"), ("neg", "Bool"),
+                    ("tau", "Real")],
+                   ["(= M (ite (>= U 0) U (- U)))", "(ite neg (<= U 0) (>= U 0))",
+                    "(>= A 0.0)", "(<= (to_real M) A)", "(< A (+ (to_real M) 1.0))",
+                    "(= tau (ite neg (- A) A))",
+                    f"(not (< {_abs('(- tau (to_real U))')} 1.0))"])
+
+
+def encode_reading_script() -> str:
+    """Violation of: ``lambda = 2^(e - q) > 0``, ``|delta| = mag_D lambda`` with ``mag_D =
+    floor(|S| 2^(q - e))`` (so ``|delta| <= |S| < |delta| + lambda``), and a nonzero D of the
+    sign of S imply ``|delta - S| < lambda``."""
+    s = "(to_real S)"
+    return _script([("S", "Int"), ("mag", "Real"), ("lam", "Real"), ("neg", "Bool"),
+                    ("delta", "Real")],
+                   ["(> lam 0.0)", "(>= mag 0.0)", f"(<= mag {_abs(s)})",
+                    f"(< {_abs(s)} (+ mag lam))", "(= delta (ite neg (- mag) mag))",
+                    "(=> (> mag 0.0) (= neg (< S 0)))",
+                    f"(not (< {_abs(f'(- delta {s})')} lam))"])
+
+
+def compose_script(n: int) -> str:
+    """Violation of: ``|tau_i - u_i| < 1`` for the ``n`` terms, ``S = sum u_i``, ``|delta -
+    S| < lambda`` imply ``|delta - sum tau_i| < n + lambda``."""
+    units = [f"u{i}" for i in range(n)]
+    taus = [f"tau{i}" for i in range(n)]
+    total = f"(+ {' '.join(taus)})" if n > 1 else taus[0]
+    unit_sum = f"(+ {' '.join(units)})" if n > 1 else units[0]
+    assertions = [f"(< {_abs(f'(- {t} (to_real {u}))')} 1.0)" for t, u in zip(taus, units)]
+    assertions += [f"(= S {unit_sum})", "(> lam 0.0)",
+                   f"(< {_abs('(- delta (to_real S))')} lam)",
+                   f"(not (< {_abs(f'(- delta {total})')} (+ {n}.0 lam)))"]
+    declarations = [(u, "Int") for u in units] + [(t, "Real") for t in taus]
+    return _script([*declarations, ("S", "Int"), ("delta", "Real"), ("lam", "Real")],
+                   assertions)

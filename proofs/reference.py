@@ -205,6 +205,8 @@ class BoundParts:
     quantum: BV
     d_value: BV
     ulp: BV
+    error: BV
+    bound: BV
     inputs_ok: Bool
     applies: Bool
     violation: Bool
@@ -228,8 +230,8 @@ def error_bound_parts(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],
     finite = ops.not_(ops.any_([ops.or_(v.nan, v.inf) for v in decoded]))
     inputs_ok = ops.and_(finite, ops.any_(t.nonzero for t in terms))
     applies = ops.and_(inputs_ok, ops.not_(ops.or_(dv.nan, dv.inf)))
-    return BoundParts(fixed, terms, values, exact, q, d_value, ulp, inputs_ok, applies,
-                      ops.and_(applies, ops.uge(error, bound)))
+    return BoundParts(fixed, terms, values, exact, q, d_value, ulp, error, bound, inputs_ok,
+                      applies, ops.and_(applies, ops.uge(error, bound)))
 
 
 def error_bound_violation(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],

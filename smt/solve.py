@@ -27,6 +27,8 @@ from tcspec.smt.trace import Node, walk
 
 SOLVERS = ("bitwuzla", "z3", "cvc5")
 DEFAULT_SOLVER = "bitwuzla"
+ARITHMETIC_SOLVERS = ("z3", "cvc5")
+"""The solvers of scripts in integer and real arithmetic (bitwuzla decides bit-vectors only)."""
 DEFAULT_TIMEOUT = 120.0
 KILL_GRACE = 5.0
 """Seconds past the solver's own time limit before the child process is killed."""
@@ -196,7 +198,10 @@ def _solve_z3(text: str, timeout: float) -> dict[str, object]:
         model = {}
         for decl in found.decls():
             value = found[decl]
-            model[decl.name()] = int(z3.is_true(value)) if z3.is_bool(value) else value.as_long()
+            if z3.is_bool(value):
+                model[decl.name()] = int(z3.is_true(value))
+            elif z3.is_bv_value(value) or z3.is_int_value(value):
+                model[decl.name()] = value.as_long()
         return {"status": "sat", "model": model}
     reason = solver.reason_unknown() if result == z3.unknown else ""
     return {"status": "unsat" if result == z3.unsat else "unknown", "reason": reason}
@@ -223,8 +228,10 @@ def _solve_cvc5(text: str, timeout: float) -> dict[str, object]:
         model = {}
         for term in symbols.getDeclaredTerms():
             value = solver.getValue(term)
-            model[term.getSymbol()] = (int(value.getBooleanValue()) if value.getSort().isBoolean()
-                                       else int(value.getBitVectorValue(10)))
+            if value.getSort().isBoolean():
+                model[term.getSymbol()] = int(value.getBooleanValue())
+            elif value.getSort().isBitVector():
+                model[term.getSymbol()] = int(value.getBitVectorValue(10))
         return {"status": "sat", "model": model}
     if result.isUnsat():
         return {"status": "unsat"}

@@ -1,4 +1,5 @@
-"""Error bound: stage rebuild, lemmas on free values, scalar replays against the wide sum."""
+"""Error bound: the chain on build_dot's DAG, its arithmetic steps, scalar replays against the
+reference's wide sum."""
 
 from __future__ import annotations
 
@@ -6,14 +7,26 @@ import random
 
 import pytest
 
-from tcspec.proofs.core import LEMMAS, PROVED, REFUTED, UNKNOWN, WITNESS, Settings, decide
+from tcspec.proofs.core import (
+    CHAIN,
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    WITNESS,
+    Settings,
+    arithmetic_query,
+    decide,
+)
 from tcspec.proofs.error_bound import (
     REQUIRED,
     align_query,
+    bound_chain,
     bound_query,
     check,
     check_witness,
-    lemma_queries,
+    compose_script,
+    encode_reading_script,
+    lane_reading_script,
     ranges_of,
     witness_query,
 )
@@ -56,13 +69,6 @@ def test_quantum_range_follows_the_clamp() -> None:
     assert ranges_of(_desc("dense-f16")).quantum[0] == -126 - 25
 
 
-def test_lemmas_of_a_small_row_are_proved() -> None:
-    queries, facts = lemma_queries(_desc("dense-e2m1"), 2)
-    assert "cannot wrap" in facts
-    for query in queries:
-        assert decide(query, "bitwuzla", 60).result == PROVED, query.name
-
-
 def test_rounding_alignment_breaks_the_floor_lemma() -> None:
     outcome = decide(align_query(_desc("dense-e4m3"), "product", rounding="rne"), "bitwuzla",
                      60)
@@ -88,15 +94,52 @@ def test_bound_holds_on_random_finite_tf32_inputs_and_is_nearly_reached() -> Non
     assert 0 < largest < 1
 
 
-def test_lemma_rows_are_not_proved_and_witnesses_are_found() -> None:
+def test_chain_proves_a_small_row_and_witnesses_are_found() -> None:
     row = check(_desc("dense-e2m1"), 2, FAST)
-    assert row.result == UNKNOWN and row.method == LEMMAS and "prose" in row.detail
-    assert all(lem["result"] == PROVED for lem in row.lemmas)
+    assert row.result == PROVED and row.method == CHAIN, row.detail
+    names = [lem["name"] for lem in row.lemmas]
+    assert names[0] == "hypothesis satisfiable" and names[-1] == "bound (n = 3)"
+    assert {lem["solver"] for lem in row.lemmas} == {"bitwuzla", "z3"}
     row = check_witness(_desc("dense-e4m3"), 2, FAST)
     assert row.result == WITNESS
     violated, words = bound_query(_desc("dense-e4m3"), 2).replay(
         {name: value for name, value in row.words.items() if name not in ("d", "quantum")})
     assert not violated and 0 < words["error"] < words["bound"]
+
+
+def test_arithmetic_steps_are_proved_and_fail_when_weakened() -> None:
+    """Each composition step is unsat as stated and sat with one premise or margin off, so
+    none holds vacuously."""
+    for script in (lane_reading_script, encode_reading_script, lambda: compose_script(9)):
+        assert decide(arithmetic_query("step", script), "bitwuzla", 30).result == PROVED
+    weakened = [
+        lambda: lane_reading_script().replace("(< A (+ (to_real M) 1.0))", "true"),
+        lambda: encode_reading_script().replace("(> lam 0.0)", "true").replace(
+            "(< (ite (>= (to_real S) 0.0) (to_real S) (- (to_real S))) (+ mag lam))", "true"),
+        lambda: compose_script(9).replace("(+ 9.0 lam)", "(+ 8.0 lam)"),
+    ]
+    for script in weakened:
+        outcome = decide(arithmetic_query("weakened", script), "z3", 30)
+        assert outcome.result == UNKNOWN and "satisfiable" in outcome.reason
+
+
+def test_chain_stops_at_its_window_query_on_a_wrong_quantum() -> None:
+    """The chain reads the spec's quanta: a window one bit wider is refuted at ``window``."""
+    import dataclasses
+
+    from tcspec.proofs import error_bound
+
+    queries = bound_chain(_desc("dense-tf32"), 2)
+    window = next(q for q in queries if q.name == "window")
+
+    def wrong(ops, values):  # the window query, with the reference quantum one lower
+        run = error_bound.bound_run(ops, _desc("dense-tf32"), 2, values)
+        q = ops.sub(run.parts.quantum, 1)
+        held = ops.eq(ops.resize_signed(run.align_q, q.width), q)
+        return ops.and_(run.parts.inputs_ok, ops.not_(held)), {}
+
+    outcome = decide(dataclasses.replace(window, body=wrong, lift=None), "bitwuzla", 60)
+    assert outcome.result == REFUTED
 
 
 def test_no_e2m1_witness_under_the_search_hints() -> None:
@@ -108,7 +151,7 @@ def test_no_e2m1_witness_under_the_search_hints() -> None:
 def test_required_rows(name: str) -> None:
     desc = _desc(name)
     row = check(desc, desc.k, Settings())
-    assert row.result == UNKNOWN and "prose" in row.detail
+    assert row.result == PROVED, row.detail
     assert check_witness(desc, desc.k, Settings()).result == WITNESS
 
 
@@ -118,14 +161,8 @@ def test_witness_query_reaches_k_quanta_at_full_tf32() -> None:
     assert decide(witness_query(desc, desc.k), "bitwuzla", 120).result == WITNESS
 
 
-def test_bound_chain_window_query_is_proved_and_its_hypothesis_witnessed() -> None:
-    """The chain's cheap queries (its wide-register ones do not finish: the row stays
-    ``lemmas``, see proofs/error_bound.py)."""
-    from tcspec.proofs.error_bound import bound_chain
-
-    queries = {q.name: q for q in bound_chain(_desc("dense-tf32"), 2)}
-    assert next(iter(queries)) == "hypothesis satisfiable"
-    assert decide(queries["hypothesis satisfiable"], "bitwuzla", 60).result == WITNESS
-    assert decide(queries["window"], "bitwuzla", 60).result == PROVED
-    assert {"aligned", "sum (units cut)", "encode (sum cut)",
-            "bound (D, sum, exact cut)"} <= set(queries)
+@pytest.mark.parametrize("name", ["dense-tf32", "dense-f16"])
+def test_chain_of_a_required_row_at_small_k_is_proved(name: str) -> None:
+    row = check(_desc(name), 2, FAST)
+    assert row.result == PROVED and all(lem["result"] in (PROVED, WITNESS)
+                                        for lem in row.lemmas), row.detail

@@ -31,7 +31,20 @@ def test_lane_0_breaker_refutes_every_row_it_falsifies() -> None:
     verdict = run_breaker(breaker_named("window-drops-lane-0"))
     kills = {r["property"]: r["result"] for r in verdict.rows if r["role"] == "kill"}
     assert kills == {"sign-symmetry": "refuted", "permutation": "refuted",
-                     "sparse-masking": "refuted"}
+                     "sparse-masking": "refuted", "error-bound": "refuted"}
+
+
+def test_clamp_counterexample_violates_only_the_mutant() -> None:
+    """The hand-made words of clamp-minus-132 are within SEMANTICS' bound on the real spec
+    (and replayed as a violation on the mutant by the breaker run)."""
+    from tcspec.proofs.error_bound import bound_query
+    from tcspec.spec.catalog import lookup
+
+    query = bound_query(lookup("dense-bf16").descriptor, 16)
+    violated, words = query.replay(dict(mutants.CLAMP_COUNTEREXAMPLE))
+    assert not violated and 0 < words["error"] < words["bound"]
+    verdict = run_breaker(breaker_named("clamp-minus-132"))
+    assert verdict.ok and verdict.witness and verdict.witness["replayed"], verdict
 
 
 def test_an_unknown_breaker_is_named() -> None:
