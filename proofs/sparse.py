@@ -544,6 +544,35 @@ def group_bounded(ops: Ops, group: Any) -> Bool:
     return ops.ite(group.nonzero, below_power(ops, group.mag, shift), ops.eq(group.mag, 0))
 
 
+def pair_sums(ops: Ops, runs: _MaskRuns, dense: Any, sparse: Any, group: int, size: int,
+              kept: int) -> tuple[list[tuple[list[BV], list[BV], list[list[Bool]]]], int]:
+    """For the ``pairs`` rule (section 5: a chunk of 8 keeps two of its 4 pairs), each chunk
+    of group ``group``: its 4 dense pair sums, its 2 sparse pair sums (the first level of
+    each group's balanced adder tree) and, per sparse pair, which dense pair its slots hold;
+    and a bound on every sparse pair sum (half the chunk bound of :func:`chunk_sums`)."""
+    _, bound = chunk_sums(ops, dense, sparse, size, kept)
+    first = group * len(sparse.placed)
+    chunks = []
+    for c in range(len(sparse.placed) // kept):
+        d = [ops.sum(list(dense.placed[size * c + 2 * j:size * c + 2 * j + 2]))
+             for j in range(size // 2)]
+        sp = [ops.sum(list(sparse.placed[kept * c + 2 * t:kept * c + 2 * t + 2]))
+              for t in range(kept // 2)]
+        held = [[runs.slots[first + kept * c + 2 * t][2 * j] for j in range(size // 2)]
+                for t in range(kept // 2)]
+        chunks.append((d, sp, held))
+    return chunks, bound // 2
+
+
+def held_pair(ops: Ops, pairs: Sequence[BV], held: Sequence[Sequence[Bool]], j: int,
+              width: int) -> BV:
+    """Dense pair ``j`` as the slots say: the sparse pair that holds it (sign extended), else 0."""
+    value = ops.const(0, width)
+    for t in reversed(range(len(pairs))):
+        value = ops.ite(held[t][j], ops.sext(pairs[t], width), value)
+    return value
+
+
 def _within(ops: Ops, x: BV, bound: int) -> Bool:
     """``-bound < x < bound`` for signed ``x`` (a bound past its width only excludes the
     minimum, or nothing)."""
@@ -565,11 +594,14 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     nonzero", the path choice and both quanta agree. ``quanta-range`` (chunk
     maxima cut, each bounding its chunk's raws): the quanta lie where section
     4 puts them (:func:`quanta_range`).
-    For groups of several products, three queries first cut the group sums:
-    ``chunks-sum-alike`` (each sparsity chunk's partial sum, a node of the
-    group's own balanced adder tree, is the sparse one's sign extended, and
-    bounded), ``totals-agree`` (with those partial sums one free variable per
-    chunk, the group sums agree) and ``totals-bounded`` (each sparse group sum
+    For groups of several products, queries first cut the group sums:
+    ``pairs-sum-alike`` (for the FP4 ``pairs`` rule: each dense pair sum, on
+    the first level of the group's own balanced adder tree, is the sparse
+    pair sum whose slots hold it, or 0; each sparse one bounded),
+    ``chunks-sum-alike`` (with those cut: each sparsity chunk's partial sum, a
+    node of the same tree, is the sparse one's sign extended, and bounded),
+    ``totals-agree`` (with those partial sums one free variable per chunk,
+    the group sums agree) and ``totals-bounded`` (each sparse group sum
     is below ``2^(top_raw + excess)``, or 0 for a group of zeros).
     ``units-relate`` (the choice, both quanta and S one free set, under that
     range; products cut for groups of one; group sums cut, under their bounds,
@@ -688,9 +720,34 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
         return body
 
+    by_pairs = rule == "pairs"
+
+    def pairs_of(ops: Ops, runs: _MaskRuns, which: tuple[str, ...], part: range
+                 ) -> list[tuple[tuple[list[BV], list[BV], list[list[Bool]]], int]]:
+        return [(chunk, bound) for role in which
+                for g, (dense, sparse) in enumerate(group_pairs(runs, role, part))
+                for chunks, bound in [pair_sums(ops, runs, dense, sparse, part.start + g,
+                                                size, kept)]
+                for chunk in chunks]
+
+    def pairs_sum_alike(which: tuple[str, ...], part: range) -> QueryBody:
+        """Each dense pair sum is the sparse pair sum whose slots hold it (0 if none), and
+        every sparse pair sum is within the bound of :func:`pair_sums`."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            facts = []
+            for (d, sp, held), bound in pairs_of(ops, runs, which, part):
+                facts += [ops.eq(x, held_pair(ops, sp, held, j, x.width))
+                          for j, x in enumerate(d)]
+                facts += [_within(ops, y, bound) for y in sp]
+            return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
+
+        return body
+
     def chunks_sum_alike(which: tuple[str, ...], part: range) -> QueryBody:
         """Each chunk's partial sum of the dense group is the sparse one's, sign extended,
-        and within the bound of :func:`chunk_sums`."""
+        and within the bound of :func:`chunk_sums` (for the ``pairs`` rule with the pair
+        sums cut: each sparse one free under its bound, each dense one :func:`held_pair`)."""
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
             facts = []
@@ -699,7 +756,21 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                     pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
                     facts += [ops.and_(ops.eq(x, ops.sext(y, x.width)), _within(ops, y, bound))
                               for x, y in pairs]
-            return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
+            bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(facts)))
+            if not by_pairs or not isinstance(ops, TraceOps):
+                return bad, {}
+            stand_in: dict[int, Node] = {}
+            premises = []
+            for n, ((d, sp, held), bound) in enumerate(pairs_of(ops, runs, which, part)):
+                free = [ops.variable(f"cut!pair{n}!{t}", y.width) for t, y in enumerate(sp)]
+                premises += [_within(ops, v, bound) for v in free]
+                for y, v in zip(sp, free):
+                    stand_in[y.node.id] = v.node
+                for j, x in enumerate(d):
+                    stand_in[x.node.id] = held_pair(ops, free, held, j, x.width).node
+            (cut,), _ = cut_nodes([ops.and_(bad, *premises).node],
+                                  lambda node: stand_in.get(node.id), ops=ops)
+            return ops.wrap_bool(cut), {}
 
         return body
 
@@ -833,8 +904,11 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                        lift=violation) for part in parts),
                *(query for part in parts for query in (
                    [] if per_lane else [
-                       Query(f"chunks-sum-alike ({label(*part)})", "forall", variables,
-                             chunks_sum_alike(*part), lift=violation),
+                       *([Query(f"pairs-sum-alike ({label(*part)})", "forall", variables,
+                                pairs_sum_alike(*part), lift=violation)] if by_pairs else []),
+                       Query(f"chunks-sum-alike ({'pair sums cut, ' if by_pairs else ''}"
+                             f"{label(*part)})", "forall", variables, chunks_sum_alike(*part),
+                             lift=violation, cut_at="the pair sums" if by_pairs else ""),
                        Query(f"totals-agree (chunk sums cut, {label(*part)})", "forall",
                              variables, totals_agree(*part), cut_at="the chunk sums"),
                        Query(f"totals-bounded ({label(*part)})", "forall", variables,

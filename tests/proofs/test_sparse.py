@@ -189,8 +189,9 @@ def test_within_and_below_power_state_their_bounds_exactly() -> None:
     """The cut-point bounds of the block masking chain, on every 5-bit value: ``-B < x < B``
     (a bound at half the range only excludes the minimum) and ``m < 2^k``."""
     from tcspec.proofs.sparse import _within, below_power
-    from tcspec.spec.scalar import SCALAR as ops
+    from tcspec.spec.scalar import SCALAR
 
+    ops = SCALAR
     for raw in range(32):
         x = ops.const(raw, 5)
         value = raw - 32 if raw >= 16 else raw
