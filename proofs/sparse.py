@@ -605,7 +605,8 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     is below ``2^(top_raw + excess)``, or 0 for a group of zeros).
     ``units-relate`` (the choice, both quanta and S one free set, under that
     range; products cut for groups of one; group sums cut, under their bounds,
-    for larger groups): each path's units of every group (of every lane, for
+    for larger groups, and then the chunk maxima too, each bounding its
+    chunk's raws): each path's units of every group (of every lane, for
     groups of one product) on the dense side are those of the sparse group
     (lane) they correspond to, C's too. ``word-equal``: the violation with
     every unit, the choice, the quanta, S and the special flags cut under
@@ -840,6 +841,13 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                            *quanta_range(ops, desc, runs, which, part, per_lane),
                            ops.not_(ops.all_(facts)))
             stand_in.update(choice_cut(ops, runs))
+            found = None if per_lane else block_maxima(ops, runs)
+            if found is not None:
+                maxima, candidates = found
+                group = len(group_pairs(runs, which[0], part)[0][1].placed)
+                chunks = range(part.start * group // kept, part.stop * group // kept)
+                bad = ops.and_(bad, *bounded(ops, maxima, candidates, chunks))
+                stand_in.update(maxima_cut(ops, maxima))
             (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
             return ops.wrap_bool(cut), {}
 
