@@ -119,6 +119,19 @@ BREAKERS = (
             kills=(("sparse-non-interference", "sparse-tf32", 16),
                    ("sparse-masking", "sparse-tf32", 16)),
             keeps=(("permutation", "dense-tf32", 8),)),
+    Breaker("sparse-pairs-high-odd-reversed", "sparse selection (FP4 pairs)", "sparse.py",
+            "            _pick(ops, high, evens), _pick(ops, high, odds)]\n",
+            "            _pick(ops, high, evens), _pick(ops, high, odds[::-1])]\n",
+            None,
+            kills=(("sparse-masking", "sparse-nvfp4", 128),
+                   ("sparse-non-interference", "sparse-nvfp4", 128)),
+            keeps=(("sparse-non-interference", "sparse-tf32", 16),)),
+    Breaker("sparse-pairs-high-swapped", "sparse selection (FP4 pairs)", "sparse.py",
+            "            _pick(ops, high, evens), _pick(ops, high, odds)]\n",
+            "            _pick(ops, high, odds), _pick(ops, high, evens)]\n",
+            None,
+            keeps=(("sparse-masking", "sparse-nvfp4", 128),
+                   ("sparse-non-interference", "sparse-nvfp4", 128))),
     Breaker("nvfp4-groups-of-2", "group size", "blockscaled.py",
             "product_group=4, c_dominant_group=16)",
             "product_group=2, c_dominant_group=16)",
@@ -211,6 +224,12 @@ KNOWN_GAPS = {
     "window-26-bits": "a wider window keeps the error bound true (a finer quantum only "
                       "shrinks the error), so nothing proved is false on it; the error-bound "
                       "chain reads the spec's quanta and is unknown on it (window refuted)",
+    "sparse-pairs-high-odd-reversed": "no monolithic counterexample is declared (the "
+                                      "masking query at an NVFP4 K does not finish); the "
+                                      "masking chain is refuted with replayed words",
+    "sparse-pairs-high-swapped": "a control: A and B lanes are selected alike, so swapping "
+                                 "two compacted lanes only reorders an exact group sum; "
+                                 "masking stays true and its chain still proves",
     "mxf4-no-c-merge": "no proved row states the MXF4 per-group C merge (k-group-carry "
                        "leaves groups merged with C out, sparse-masking compares two runs "
                        "under one merge rule); the vectors catch it",
