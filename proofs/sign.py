@@ -71,7 +71,7 @@ from tcspec.proofs.stages import (
 from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import align_group, rules_for
+from tcspec.spec.blockscaled import GroupSum, align_group, rules_for
 from tcspec.spec.catalog import DotInputs, output_width
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
@@ -611,23 +611,72 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             chosen[u.node.id], chosen[v.node.id] = x.node, ops.neg(x).node
         return chosen
 
-    def path_negates(on_c: bool) -> QueryBody:
-        """Violation: on the chosen path ``on_c`` (C-dominant or not), with the units cut,
-        the flipped run's path sum is not the negated sum, or that sum is the minimum."""
+    def path_levels(ops: Ops, first: dict, second: dict, on_c: bool
+                    ) -> list[list[tuple[BV, BV, int]]]:
+        """The levels of ``ops.sum``'s balanced tree in :func:`exact_sum` over the path's
+        units, in both runs: ``(node, flipped run's node, bound)`` per node, the leaves
+        (each unit sign-extended) first; ``bound`` is the static bound on the node's
+        magnitude when no unit is the minimum (a leaf of width w: 2^(w-1) - 1; an inner
+        node: the sum of its children's). The last level is the path sum the stage
+        reports (checked: hash-consing gives back the DAG's own nodes)."""
+        units, units2 = (stage["c_units" if on_c else "product_units"]
+                         for stage in (first, second))
+        name = "c_total" if on_c else "product_total"
+        width = first[name].width
+        level = [(ops.sext(u, width), ops.sext(v, width), (1 << (u.width - 1)) - 1)
+                 for u, v in zip(units, units2)]
+        levels = [level]
+        while len(level) > 1:
+            paired = [(ops.add(x1, y1), ops.add(x2, y2), bx + by)
+                      for (x1, x2, bx), (y1, y2, by) in zip(level[0::2], level[1::2])]
+            level = paired + level[len(paired) * 2:]
+            levels.append(level)
+        ((root, root2, bound),) = level
+        if (root.node.id, root2.node.id) != (first[name].node.id, second[name].node.id):
+            raise InternalError(f"{desc.name}: the path sum is not ops.sum's tree over its units")
+        if bound >= 1 << (width - 1):
+            raise InternalError(f"{desc.name}: the path sum could reach its minimum")
+        return levels
+
+    def level_facts(ops: Ops, level: list[tuple[BV, BV, int]]) -> Bool:
+        """Each node of ``level``: the flipped run's node is the negated node, whose
+        magnitude is within its bound (so it is not the minimum)."""
+        return ops.all_([ops.and_(ops.eq(x2, ops.neg(x)), ops.sle(-bound, x),
+                                  ops.sle(x, bound), ops.ne(x, 1 << (x.width - 1)))
+                         for x, x2, bound in level])
+
+    def path_level(on_c: bool, index: int) -> QueryBody:
+        """Violation: on the chosen path ``on_c`` (C-dominant or not), level ``index`` of
+        :func:`path_levels` breaks :func:`level_facts`, with the level below cut (the
+        units for the first level, free under ``units-in-range``; then the nodes, free
+        under the level below's facts)."""
         name = "c_total" if on_c else "product_total"
 
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             _, _, first, second = runs(ops, values)
             total, total2 = first[name], second[name]
             chosen_path = first["c_dominant"] if on_c else ops.not_(first["c_dominant"])
-            violation = ops.and_(chosen_path, ops.or_(ops.ne(total2, ops.neg(total)),
-                                                      ops.eq(total, 1 << (total.width - 1))))
             if not isinstance(ops, TraceOps):
-                return violation, {}
-            chosen = units_cut(ops, first, second)
-            (cut, premise), _ = cut_nodes([violation.node, in_range(ops, first).node],
-                                          lambda n: chosen.get(n.id), ops=ops)
-            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise)), {}
+                return ops.and_(chosen_path, ops.or_(
+                    ops.ne(total2, ops.neg(total)), ops.eq(total, 1 << (total.width - 1)))), {}
+            levels = path_levels(ops, first, second, on_c)
+            violation = ops.and_(chosen_path, ops.not_(level_facts(ops, levels[index])))
+            if index <= 1:
+                chosen = units_cut(ops, first, second)
+                premise = in_range(ops, first)
+            else:
+                chosen = quanta(ops, first, second)
+                below = levels[index - 1]
+                free = [ops.variable(f"cut!level{index - 1}!{i}", x.width)
+                        for i, (x, _, _) in enumerate(below)]
+                for (x, x2, _), y in zip(below, free):
+                    if x.node.id in chosen or x2.node.id in chosen:
+                        raise InternalError(f"{desc.name}: two tree nodes share a node")
+                    chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+                premise = level_facts(ops, below)
+            (cut, premise_cut), _ = cut_nodes([violation.node, premise.node],
+                                              lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise_cut)), {}
 
         return body
 
@@ -717,8 +766,75 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             if not isinstance(ops, TraceOps):
                 return violation, {}
             chosen = quanta(ops, first, second)
+            premises = []
+            if summed:
+                for i, (g, h) in enumerate(group_pairs(first, second, part)):
+                    m, s, s2 = (ops.variable(f"cut!mag{i}", g.mag.width),
+                                ops.bool_variable(f"cut!negative{i}"),
+                                ops.bool_variable(f"cut!negative{i}!flipped"))
+                    for node, free in ((g.mag, m), (h.mag, m), (g.negative, s),
+                                       (h.negative, s2)):
+                        if chosen.setdefault(node.node.id, free.node) is not free.node:
+                            raise InternalError(f"{desc.name}: two group terms share a node")
+                    premises.append(ops.implies(ops.ne(m, 0), ops.xor_(s, s2)))
             (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
-            return ops.wrap_bool(cut), {}
+            return ops.and_(ops.wrap_bool(cut), *premises), {}
+        return body
+
+    def group_pairs(first: dict, second: dict, part: range) -> list[tuple[GroupSum, GroupSum]]:
+        """The groups (both runs) whose units ``part`` covers (C's units are no group)."""
+        groups = [*first["c_groups"], None, *first["product_groups"], None]
+        groups2 = [*second["c_groups"], None, *second["product_groups"], None]
+        return [(groups[i], groups2[i]) for i in part if groups[i] is not None]
+
+    def signed_total(ops: Ops, group: GroupSum) -> BV:
+        """The group's signed exact sum (before the abs and the scale multiply): the
+        node whose sign is the group's ``negative`` (checked)."""
+        node = group.negative.node
+        for candidate in (node.args[0].args[0] if node.args and node.args[0].args else None,):
+            if candidate is not None and candidate.width:
+                total = BV(ops, candidate, candidate.width)
+                if ops.sign(total).node.id == node.id:
+                    return total
+        raise InternalError(f"{desc.name}: a group's sign is not the sign of a sum")
+
+    def totals_negate(part: range) -> QueryBody:
+        """Violation: a group's signed exact sum in the flipped run is not the negated sum,
+        or that sum is the minimum of its width."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, second = runs(ops, values)
+            if not isinstance(ops, TraceOps):
+                return ops.not_(negations(ops, first, second, part)), {}
+            facts = []
+            for g, h in group_pairs(first, second, part):
+                total, total2 = signed_total(ops, g), signed_total(ops, h)
+                facts += [ops.eq(total2, ops.neg(total)),
+                          ops.ne(total, 1 << (total.width - 1))]
+            return ops.not_(ops.all_(facts)), {}
+        return body
+
+    def terms_negate(part: range) -> QueryBody:
+        """Violation: with each group's signed sum cut (``t`` and ``-t``, ``t`` not the
+        minimum, by ``group-sums-negate``), a group's magnitude differs between the runs
+        or, when nonzero, its sign is the same."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, second = runs(ops, values)
+            if not isinstance(ops, TraceOps):
+                return ops.not_(negations(ops, first, second, part)), {}
+            chosen: dict[int, Node] = {}
+            facts, premises = [], []
+            for i, (g, h) in enumerate(group_pairs(first, second, part)):
+                total, total2 = signed_total(ops, g), signed_total(ops, h)
+                t = ops.variable(f"cut!group_sum{i}", total.width)
+                if total.node.id in chosen or total2.node.id in chosen:
+                    raise InternalError(f"{desc.name}: two group sums share a node")
+                chosen[total.node.id], chosen[total2.node.id] = t.node, ops.neg(t).node
+                premises.append(ops.ne(t, 1 << (t.width - 1)))
+                facts += [ops.eq(h.mag, g.mag),
+                          ops.implies(ops.ne(g.mag, 0), ops.xor_(g.negative, h.negative))]
+            (cut,), _ = cut_nodes([ops.not_(ops.all_(facts)).node],
+                                  lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), *premises), {}
         return body
 
     def in_range(ops: Ops, stage: dict, part: range | None = None) -> Bool:
@@ -735,26 +851,48 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         return body
 
     rules = rules_for(desc.kind, desc.scaling or "")
+    summed = min(rules.product_group, rules.c_dominant_group) > 1
     c_count, p_count = k // rules.c_dominant_group + 1, k // rules.product_group + 1
     parts = [*_parts(0, c_count, max(1, PRODUCTS_PER_QUERY // rules.c_dominant_group)),
              *_parts(c_count, c_count + p_count,
                      max(1, PRODUCTS_PER_QUERY // rules.product_group))]
+    grouped_parts = [part for part in parts
+                     if any(i not in (c_count - 1, c_count + p_count - 1) for i in part)]
 
     def label(part: range) -> str:
         return "" if len(parts) == 1 else f", units {part.start}-{part.stop - 1}"
 
+    def levels(count: int) -> list[int]:
+        return [0] if count == 1 else list(range(1, (count - 1).bit_length() + 1))
+
+    group_queries = [] if not summed else [
+        *(Query(f"group-sums-negate ({operand}{label(part)})", "forall", variables,
+                totals_negate(part), cut_products=True, lift=violated)
+          for part in grouped_parts),
+        *(Query(f"group-terms-negate ({operand}, group sums cut{label(part)})", "forall",
+                variables, terms_negate(part), cut_products=True, lift=violated,
+                cut_at="the groups' signed sums")
+          for part in grouped_parts)]
+    cut_units_at = "the quanta and the groups' magnitudes and signs" if summed else "the quanta"
     return [Query(f"quanta-agree ({operand})", "forall", variables, quanta_agree,
                   lift=violated),
+            *group_queries,
             *(Query(f"units-negate ({operand}, quanta cut{label(part)})", "forall", variables,
-                    units_negate(part), cut_products=True, lift=violated, cut_at="the quanta")
+                    units_negate(part), cut_products=True, lift=violated, cut_at=cut_units_at)
               for part in parts),
             *(Query(f"units-in-range ({operand}{label(part)})", "forall", variables,
                     units_in_range(part), lift=violated)
               for part in parts),
-            Query(f"c-path-negates ({operand}, units cut)", "forall", variables,
-                  path_negates(True), cut_products=True, cut_at="the units and quanta"),
-            Query(f"product-path-negates ({operand}, units cut)", "forall", variables,
-                  path_negates(False), cut_products=True, cut_at="the units and quanta"),
+            *(Query(f"c-path-negates ({operand}, tree level {level}, "
+                    f"{'units' if level <= 1 else 'level below'} cut)", "forall", variables,
+                    path_level(True, level), cut_products=True,
+                    cut_at="the units and quanta" if level <= 1 else "the tree level below")
+              for level in levels(c_count)),
+            *(Query(f"product-path-negates ({operand}, tree level {level}, "
+                    f"{'units' if level <= 1 else 'level below'} cut)", "forall", variables,
+                    path_level(False, level), cut_products=True,
+                    cut_at="the units and quanta" if level <= 1 else "the tree level below")
+              for level in levels(p_count)),
             Query(f"sum-negates ({operand}, path sums cut)", "forall", variables, sum_negates,
                   cut_products=True, cut_at="the path sums and quanta"),
             Query(f"word-negates ({operand}, sum cut)", "forall", variables, word_negates,
