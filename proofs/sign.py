@@ -556,6 +556,35 @@ def unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
                   cut_products=True)]
 
 
+Level = list[tuple[BV, BV, int]]
+"""Nodes of one level of a sum tree in both runs: ``(node, flipped run's node, bound)``."""
+
+
+def sum_tree(ops: Ops, leaves: Level) -> list[Level]:
+    """The levels of ``ops.sum``'s balanced tree (adjacent pairs, an odd last node carried
+    up) over ``leaves`` in both runs, leaves first; an inner node's bound is the sum of its
+    children's. On :class:`TraceOps` the nodes are the DAG's own (hash-consing)."""
+    level, levels = leaves, [leaves]
+    while len(level) > 1:
+        paired = [(ops.add(x1, y1), ops.add(x2, y2), bx + by)
+                  for (x1, x2, bx), (y1, y2, by) in zip(level[0::2], level[1::2])]
+        level = paired + level[len(paired) * 2:]
+        levels.append(level)
+    return levels
+
+
+def tree_leaves(root: BV, depth: int) -> list[BV]:
+    """The nodes ``depth`` additions below ``root`` (the leaves of a balanced sum tree of
+    ``2^depth`` leaves), left to right; the caller checks ``ops.sum`` over them is
+    ``root``."""
+    nodes = [root.node]
+    for _ in range(depth):
+        if any(n.op != "add" for n in nodes):
+            raise InternalError("a group sum is not a tree of additions")
+        nodes = [arg for n in nodes for arg in n.args]
+    return [BV(root.ops, n, n.width) for n in nodes]
+
+
 PRODUCTS_PER_QUERY = 16
 """The block chain's unit queries cover at most this many products each (a group of more
 is one query): one query over every group of NVFP4 at K=64 gives no answer in 120 s."""
@@ -623,14 +652,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
                          for stage in (first, second))
         name = "c_total" if on_c else "product_total"
         width = first[name].width
-        level = [(ops.sext(u, width), ops.sext(v, width), (1 << (u.width - 1)) - 1)
-                 for u, v in zip(units, units2)]
-        levels = [level]
-        while len(level) > 1:
-            paired = [(ops.add(x1, y1), ops.add(x2, y2), bx + by)
-                      for (x1, x2, bx), (y1, y2, by) in zip(level[0::2], level[1::2])]
-            level = paired + level[len(paired) * 2:]
-            levels.append(level)
+        levels = sum_tree(ops, [(ops.sext(u, width), ops.sext(v, width),
+                                 (1 << (u.width - 1)) - 1) for u, v in zip(units, units2)])
+        level = levels[-1]
         ((root, root2, bound),) = level
         if (root.node.id, root2.node.id) != (first[name].node.id, second[name].node.id):
             raise InternalError(f"{desc.name}: the path sum is not ops.sum's tree over its units")
@@ -798,19 +822,54 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
                     return total
         raise InternalError(f"{desc.name}: a group's sign is not the sign of a sum")
 
-    def totals_negate(part: range) -> QueryBody:
-        """Violation: a group's signed exact sum in the flipped run is not the negated sum,
-        or that sum is the minimum of its width."""
+    def group_levels(ops: Ops, first: dict, second: dict, on_c: bool) -> list[Level]:
+        """The levels of the sum trees of every group of a path, both runs, all groups'
+        nodes of one level together; the leaves are the groups' signed element values,
+        bound so that a group of n leaves cannot reach the minimum of its sum's width, the
+        roots the groups' signed sums (each checked: ``ops.sum`` over the leaves gives the
+        group's own node back)."""
+        name = "c_groups" if on_c else "product_groups"
+        size = rules.c_dominant_group if on_c else rules.product_group
+        depth = (size - 1).bit_length()
+        if size != 1 << depth:
+            raise InternalError(f"{desc.name}: a group of {size} is not a power of two")
+        merged: list[Level] = [[] for _ in range(depth + 1)]
+        for g, h in zip(first[name], second[name]):
+            total, total2 = signed_total(ops, g), signed_total(ops, h)
+            bound = ((1 << (total.width - 1)) >> depth) - 1
+            levels = sum_tree(ops, [(x, x2, bound) for x, x2 in
+                                    zip(tree_leaves(total, depth), tree_leaves(total2, depth))])
+            ((root, root2, _),) = levels[-1]
+            if (root.node.id, root2.node.id) != (total.node.id, total2.node.id):
+                raise InternalError(f"{desc.name}: a group sum is not ops.sum's tree")
+            for merged_level, level in zip(merged, levels):
+                merged_level.extend(level)
+        return merged
+
+    def group_tree(on_c: bool, index: int) -> QueryBody:
+        """Violation: level ``index`` of :func:`group_levels` breaks :func:`level_facts`
+        (the leaves: on the real DAG; above: with the level below cut, free under its
+        facts)."""
+        part = range(0, c_count - 1) if on_c else range(c_count, c_count + p_count - 1)
+
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             _, _, first, second = runs(ops, values)
             if not isinstance(ops, TraceOps):
                 return ops.not_(negations(ops, first, second, part)), {}
-            facts = []
-            for g, h in group_pairs(first, second, part):
-                total, total2 = signed_total(ops, g), signed_total(ops, h)
-                facts += [ops.eq(total2, ops.neg(total)),
-                          ops.ne(total, 1 << (total.width - 1))]
-            return ops.not_(ops.all_(facts)), {}
+            levels = group_levels(ops, first, second, on_c)
+            violation = ops.not_(level_facts(ops, levels[index]))
+            if index == 0:
+                return violation, {}
+            chosen: dict[int, Node] = {}
+            below = levels[index - 1]
+            for i, (x, x2, _) in enumerate(below):
+                y = ops.variable(f"cut!group_level{index - 1}!{i}", x.width)
+                if x.node.id in chosen or x2.node.id in chosen:
+                    raise InternalError(f"{desc.name}: two tree nodes share a node")
+                chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+            (cut, premise), _ = cut_nodes([violation.node, level_facts(ops, below).node],
+                                          lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise)), {}
         return body
 
     def terms_negate(part: range) -> QueryBody:
@@ -865,10 +924,17 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     def levels(count: int) -> list[int]:
         return [0] if count == 1 else list(range(1, (count - 1).bit_length() + 1))
 
+    def group_depth(size: int) -> int:
+        return (size - 1).bit_length()
+
     group_queries = [] if not summed else [
-        *(Query(f"group-sums-negate ({operand}{label(part)})", "forall", variables,
-                totals_negate(part), cut_products=True, lift=violated)
-          for part in grouped_parts),
+        *(Query(f"group-sums-negate ({operand}, {path} groups, tree level {level}"
+                f"{', level below cut' if level else ''})", "forall", variables,
+                group_tree(on_c, level), cut_products=True, lift=violated,
+                cut_at="the tree level below" if level else "")
+          for on_c, path, size in ((True, "C-dominant", rules.c_dominant_group),
+                                   (False, "product", rules.product_group))
+          for level in range(group_depth(size) + 1)),
         *(Query(f"group-terms-negate ({operand}, group sums cut{label(part)})", "forall",
                 variables, terms_negate(part), cut_products=True, lift=violated,
                 cut_at="the groups' signed sums")
