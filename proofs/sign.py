@@ -590,6 +590,16 @@ PRODUCTS_PER_QUERY = 16
 is one query): one query over every group of NVFP4 at K=64 gives no answer in 120 s."""
 
 
+LEAVES_PER_QUERY = 16
+"""The leaf level of the NVFP4 group sums' trees (one signed element product per leaf) is
+asked in queries of at most this many leaves (all 64 of K=64 in one take about 40 s, 16
+about 0.5 s)."""
+
+UNITS_PER_RANGE_QUERY = 4
+"""The block chain's ``units-in-range`` queries cover at most this many units each (on
+MXF8F6F4 at K=32 four units take about 1 s, sixteen about 6 s)."""
+
+
 def _parts(start: int, stop: int, size: int) -> list[range]:
     return [range(i, min(i + size, stop)) for i in range(start, stop, size)]
 
@@ -846,10 +856,10 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
                 merged_level.extend(level)
         return merged
 
-    def group_tree(on_c: bool, index: int) -> QueryBody:
+    def group_tree(on_c: bool, index: int, leaves: range | None = None) -> QueryBody:
         """Violation: level ``index`` of :func:`group_levels` breaks :func:`level_facts`
-        (the leaves: on the real DAG; above: with the level below cut, free under its
-        facts)."""
+        (the leaves, those in ``leaves``: on the real DAG; above: with the level below cut,
+        free under its facts)."""
         part = range(0, c_count - 1) if on_c else range(c_count, c_count + p_count - 1)
 
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
@@ -857,9 +867,10 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             if not isinstance(ops, TraceOps):
                 return ops.not_(negations(ops, first, second, part)), {}
             levels = group_levels(ops, first, second, on_c)
-            violation = ops.not_(level_facts(ops, levels[index]))
             if index == 0:
-                return violation, {}
+                assert leaves is not None
+                return ops.not_(level_facts(ops, levels[0][leaves.start:leaves.stop])), {}
+            violation = ops.not_(level_facts(ops, levels[index]))
             chosen: dict[int, Node] = {}
             below = levels[index - 1]
             for i, (x, x2, _) in enumerate(below):
@@ -915,6 +926,8 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     parts = [*_parts(0, c_count, max(1, PRODUCTS_PER_QUERY // rules.c_dominant_group)),
              *_parts(c_count, c_count + p_count,
                      max(1, PRODUCTS_PER_QUERY // rules.product_group))]
+    range_parts = [*_parts(0, c_count, UNITS_PER_RANGE_QUERY),
+                   *_parts(c_count, c_count + p_count, UNITS_PER_RANGE_QUERY)]
     grouped_parts = [part for part in parts
                      if any(i not in (c_count - 1, c_count + p_count - 1) for i in part)]
 
@@ -929,26 +942,30 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
 
     group_queries = [] if not summed else [
         *(Query(f"group-sums-negate ({operand}, {path} groups, tree level {level}"
-                f"{', level below cut' if level else ''})", "forall", variables,
-                group_tree(on_c, level), cut_products=True, lift=violated,
-                cut_at="the tree level below" if level else "")
+                f"{', level below cut' if level else ''}"
+                f"{f', leaves {leaves.start}-{leaves.stop - 1}' if not level else ''})",
+                "forall", variables, group_tree(on_c, level, leaves), cut_products=True,
+                lift=violated, cut_at="the tree level below" if level else "")
           for on_c, path, size in ((True, "C-dominant", rules.c_dominant_group),
                                    (False, "product", rules.product_group))
-          for level in range(group_depth(size) + 1)),
+          for level in range(group_depth(size) + 1)
+          for leaves in (_parts(0, k, LEAVES_PER_QUERY) if level == 0 else [None])),
         *(Query(f"group-terms-negate ({operand}, group sums cut{label(part)})", "forall",
                 variables, terms_negate(part), cut_products=True, lift=violated,
                 cut_at="the groups' signed sums")
           for part in grouped_parts)]
     cut_units_at = "the quanta and the groups' magnitudes and signs" if summed else "the quanta"
+    cut_units_name = "quanta and group terms" if summed else "quanta"
     return [Query(f"quanta-agree ({operand})", "forall", variables, quanta_agree,
                   lift=violated),
             *group_queries,
-            *(Query(f"units-negate ({operand}, quanta cut{label(part)})", "forall", variables,
+            *(Query(f"units-negate ({operand}, {cut_units_name} cut{label(part)})", "forall",
+                    variables,
                     units_negate(part), cut_products=True, lift=violated, cut_at=cut_units_at)
               for part in parts),
             *(Query(f"units-in-range ({operand}{label(part)})", "forall", variables,
                     units_in_range(part), lift=violated)
-              for part in parts),
+              for part in range_parts),
             *(Query(f"c-path-negates ({operand}, tree level {level}, "
                     f"{'units' if level <= 1 else 'level below'} cut)", "forall", variables,
                     path_level(True, level), cut_products=True,
