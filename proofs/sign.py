@@ -13,8 +13,10 @@ DAG, its multipliers cut (:mod:`proofs.cutpoints`), for A and C flipped and
 for B and C: on window paths :func:`unit_chain` (cut at the ``align`` stage's
 units and quantum, half the row's time limit per query), on block paths
 :func:`block_unit_chain` (cut at the ``groups`` stage's quanta, C-dominant
-choice, units and path sums, and at the ``convert`` stage's sum; each query
-its own time limit). The stage lemmas of the earlier argument stay in
+choice and units, on NVFP4 also inside each group at its signed sum and at
+its magnitude and sign, at each level of the spec's own adder trees (the
+groups' sums and the path sums), at the path sums and at the ``convert``
+stage's sum; each query its own time limit). The stage lemmas of the earlier argument stay in
 :func:`lemma_row` (never ``proved``: their composition, below, is prose):
 for the window datapaths and the MXF8F6F4 block paths, flipping a sign
 negates each aligned term and leaves every raw exponent (so the quantum)
@@ -606,20 +608,41 @@ def _parts(start: int, stop: int, size: int) -> list[range]:
 
 def block_unit_chain(desc: Descriptor, k: int, operand: str,
                      flip_c: bool = True) -> list[Query]:
-    """Sign symmetry of a block path as queries cut at the units its ``groups`` stage reports.
+    """Sign symmetry of a block path as a chain of queries on two runs of ``build_dot``'s
+    DAG (signs flipped or not), cut at nodes its ``groups`` and ``convert`` stages report.
 
-    ``quanta-agree``: in the two runs (signs flipped or not) both quanta and the
-    C-dominant choice are equal (no multiplier in their cone). ``units-negate``: with
-    the quanta of both runs one free pair (sound by ``quanta-agree``), every group's
-    (and C's) units on both paths of the flipped run are the negated units.
-    ``units-in-range``: on the first run, the units of the path the datapath chooses are
-    never the most negative value. ``word-negates``: the violation with every unit of the
-    first run free (``v_i``; those of the chosen path not the most negative value), those
-    of the flipped run ``-v_i`` and the quanta free, sound by the three before. Products
-    are cut in each but ``units-in-range``, whose bound needs the real group products
-    (:mod:`proofs.cutpoints` keeps no magnitude law; the block paths' significands are
-    at most 4 bits wide). ``flip_c=False`` leaves C alone (a property
-    that fails, for tests).
+    Each query cuts only nodes whose conclusions an earlier query proved on the real
+    nodes; a cut node is replaced at every occurrence (in the flipped run by the negated
+    variable where the conclusion is negation). In order:
+
+    - ``quanta-agree``: both quanta and the C-dominant choice are equal in the two runs
+      (no multiplier in their cone).
+    - Block paths that sum groups of products (NVFP4), per path: ``group-sums-negate``,
+      one query per level of ``ops.sum``'s balanced tree inside every group (the leaves,
+      each group's signed element products, in queries of :data:`LEAVES_PER_QUERY`):
+      each node of the flipped run is the negated node, within a static bound that
+      keeps the group's signed sum off the minimum; above the leaves the level below is
+      cut. ``group-terms-negate`` (group sums cut to ``t``, ``-t``, ``t`` not the
+      minimum): each group's magnitude (after the scale multiply) is equal in the two
+      runs and, when nonzero, its sign differs.
+    - ``units-negate`` (quanta cut; on NVFP4 also the groups' magnitudes, to one variable
+      for both runs, and signs, which differ when the magnitude is nonzero): every
+      group's and C's units on both paths of the flipped run are the negated units.
+    - ``units-in-range`` (in queries of :data:`UNITS_PER_RANGE_QUERY` units): on the
+      first run, the units of the path the datapath chooses are never the minimum.
+    - ``c-path-negates`` / ``product-path-negates``: one query per level of the tree of
+      :func:`spec.accumulate.exact_sum` over the path's units (:func:`sum_tree`; the
+      first with the units cut, free under ``units-in-range``; then the level below cut,
+      free under its facts): on the chosen path each node of the flipped run is the
+      negated node, within the sum of its leaves' bounds, never the minimum; the root is
+      checked to be the path sum the stage reports.
+    - ``sum-negates`` (path sums cut): the chosen sum is negated and the quantum equal.
+    - ``word-negates`` (sum and quantum cut): the violation, unsat with the sum free
+      (not the minimum), its flipped run's ``-s`` and one quantum.
+
+    Products are cut (:mod:`proofs.cutpoints`) in each but ``quanta-agree`` and
+    ``units-in-range``, whose bound needs the real group products. ``flip_c=False``
+    leaves C alone (a property that fails, for tests).
     """
     d_format = FORMATS[desc.d_type]
     assert isinstance(d_format, FloatFormat)
@@ -993,10 +1016,12 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     else:
         queries = [*block_unit_chain(desc, k, "a"), *block_unit_chain(desc, k, "b")]
         detail = ("two runs of build_dot (signs flipped), cut at the quanta, C-dominant choice "
-                  "and units its groups stage reports, at its two path sums and at the sum and "
-                  "quantum its convert stage encodes (each query assumes on its cut variables "
-                  "only what an earlier query proved on the real nodes), and at the "
-                  "multipliers; each query its own time limit")
+                  "and units its groups stage reports (on grouped paths also at each group's "
+                  "signed sum, magnitude and sign), at each level of ops.sum's trees (inside "
+                  "the groups and over each path's units), at its two path sums and at the "
+                  "sum and quantum its convert stage encodes (each query assumes on its cut "
+                  "variables only what an earlier query proved on the real nodes), and at "
+                  "the multipliers; each query its own time limit")
     share = (dataclasses.replace(settings, timeout=settings.timeout / 2)
              if desc.family == "window" else settings)
     row = check_queries("sign-symmetry", desc, k, queries, share, CHAIN, detail)
