@@ -162,7 +162,7 @@ def test_block_chain_lists_its_queries_in_order() -> None:
     negate = [n for n in names if n.startswith("units-negate")]
     in_range = [n for n in names if n.startswith("units-in-range")]
     assert names[1:-6] == sums + terms + negate + in_range
-    assert sums[0] == "group-sums-negate (b, C-dominant groups, tree level 0)"
+    assert sums[0] == "group-sums-negate (b, C-dominant groups, tree level 0, leaves 0-15)"
     assert sums[4] == "group-sums-negate (b, C-dominant groups, tree level 4, level below cut)"
     assert sums[7] == "group-sums-negate (b, product groups, tree level 2, level below cut)"
     assert len(sums) == 8 and len(terms) == 2 and len(negate) == 4 and len(in_range) == 3
@@ -174,14 +174,12 @@ def test_block_chain_lists_its_queries_in_order() -> None:
 def test_block_chain_of_single_product_groups_cuts_only_the_quanta() -> None:
     from tcspec.proofs.sign import block_unit_chain
 
-    names = [q.name for q in block_unit_chain(_desc("dense-mx-e4m3"), 8, "a")]
+    names = [q.name for q in block_unit_chain(_desc("dense-mx-e4m3"), 32, "a")]
     assert not any(n.startswith("group-") for n in names)
-    assert "units-negate (a, quanta cut, units 0-8)" in names
+    assert "units-negate (a, quanta cut, units 0-15)" in names
     assert [n for n in names if n.startswith("c-path")] == [
         "c-path-negates (a, tree level 1, units cut)",
-        "c-path-negates (a, tree level 2, level below cut)",
-        "c-path-negates (a, tree level 3, level below cut)",
-        "c-path-negates (a, tree level 4, level below cut)"]
+        *(f"c-path-negates (a, tree level {i}, level below cut)" for i in range(2, 7))]
 
 
 @pytest.mark.full
