@@ -78,7 +78,7 @@ from tcspec.spec.catalog import DotInputs, output_width
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.exact import raw_ceiling
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
 from tcspec.spec.specials import Specials, apply_specials, classify_specials
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
@@ -615,8 +615,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     nodes; a cut node is replaced at every occurrence (in the flipped run by the negated
     variable where the conclusion is negation). In order:
 
-    - ``quanta-agree``: both quanta and the C-dominant choice are equal in the two runs
-      (no multiplier in their cone).
+    - ``terms-agree``: every product's and C's raw and nonzero flag are equal in the two
+      runs; ``quanta-agree`` (those cut to one variable for both runs): both quanta and
+      the C-dominant choice are equal (no multiplier in their cone).
     - Block paths that sum groups of products (NVFP4), per path: ``group-sums-negate``,
       one query per level of ``ops.sum``'s balanced tree inside every group (the leaves,
       each group's signed element products, in queries of :data:`LEAVES_PER_QUERY`):
@@ -640,9 +641,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     - ``word-negates`` (sum and quantum cut): the violation, unsat with the sum free
       (not the minimum), its flipped run's ``-s`` and one quantum.
 
-    Products are cut (:mod:`proofs.cutpoints`) in each but ``quanta-agree`` and
-    ``units-in-range``, whose bound needs the real group products. ``flip_c=False``
-    leaves C alone (a property that fails, for tests).
+    Products are cut (:mod:`proofs.cutpoints`) in each but ``terms-agree``,
+    ``quanta-agree`` and ``units-in-range``, whose bound needs the real group products.
+    ``flip_c=False`` leaves C alone (a property that fails, for tests).
     """
     d_format = FORMATS[desc.d_type]
     assert isinstance(d_format, FloatFormat)
@@ -659,10 +660,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
         d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
         return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
-                {**first["groups"], "sum": first["convert"]["units"],
-                 "quantum": first["convert"]["quantum"]},
-                {**second["groups"], "sum": second["convert"]["units"],
-                 "quantum": second["convert"]["quantum"]})
+                *({**stage["groups"], "sum": stage["convert"]["units"],
+                   "quantum": stage["convert"]["quantum"],
+                   "products": stage["products"]["products"]} for stage in (first, second)))
 
     def units_cut(ops: TraceOps, first: dict, second: dict) -> dict[int, Node]:
         chosen = quanta(ops, first, second)
@@ -804,12 +804,37 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         d, d2, _, _ = runs(ops, values)
         return ops.ne(d2, negated(ops, d, d_format)), {"d": d, "d_flipped": d2}
 
-    def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+    def term_pairs(first: dict, second: dict) -> list[tuple[Term, Term]]:
+        """Every product and C, in both runs."""
+        return [*zip(first["products"], second["products"]),
+                (first["c_term"], second["c_term"])]
+
+    def terms_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         _, _, first, second = runs(ops, values)
-        ok = ops.and_(ops.eq(first["c_quantum"], second["c_quantum"]),
-                      ops.eq(first["product_quantum"], second["product_quantum"]),
-                      ops.iff(first["c_dominant"], second["c_dominant"]))
-        return ops.not_(ok), {}
+        return ops.not_(ops.all_([ops.and_(ops.eq(x.raw, y.raw), ops.iff(x.nonzero, y.nonzero))
+                                  for x, y in term_pairs(first, second)])), {}
+
+    def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        """Violation: the quanta or the C-dominant choice differ between the runs, with
+        each product's and C's raw and nonzero flag cut to one variable for both runs
+        (sound by ``terms-agree``)."""
+        _, _, first, second = runs(ops, values)
+        violation = ops.not_(ops.and_(
+            ops.eq(first["c_quantum"], second["c_quantum"]),
+            ops.eq(first["product_quantum"], second["product_quantum"]),
+            ops.iff(first["c_dominant"], second["c_dominant"])))
+        if not isinstance(ops, TraceOps):
+            return violation, {}
+        chosen: dict[int, Node] = {}
+        for i, (x, y) in enumerate(term_pairs(first, second)):
+            raw, nonzero = ops.variable(f"cut!raw{i}", x.raw.width), ops.bool_variable(
+                f"cut!nonzero{i}")
+            for node, free in ((x.raw, raw), (y.raw, raw), (x.nonzero, nonzero),
+                               (y.nonzero, nonzero)):
+                if chosen.setdefault(node.node.id, free.node) is not free.node:
+                    raise InternalError(f"{desc.name}: two terms' raws or flags share a node")
+        (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
 
     def negations(ops: Ops, first: dict, second: dict, part: range) -> Bool:
         pairs = list(zip(paths(first), paths(second)))
@@ -979,8 +1004,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
           for part in grouped_parts)]
     cut_units_at = "the quanta and the groups' magnitudes and signs" if summed else "the quanta"
     cut_units_name = "quanta and group terms" if summed else "quanta"
-    return [Query(f"quanta-agree ({operand})", "forall", variables, quanta_agree,
-                  lift=violated),
+    return [Query(f"terms-agree ({operand})", "forall", variables, terms_agree, lift=violated),
+            Query(f"quanta-agree ({operand}, term raws and flags cut)", "forall", variables,
+                  quanta_agree, lift=violated, cut_at="the terms' raws and nonzero flags"),
             *group_queries,
             *(Query(f"units-negate ({operand}, {cut_units_name} cut{label(part)})", "forall",
                     variables,
@@ -1016,7 +1042,8 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     else:
         queries = [*block_unit_chain(desc, k, "a"), *block_unit_chain(desc, k, "b")]
         detail = ("two runs of build_dot (signs flipped), cut at the quanta, C-dominant choice "
-                  "and units its groups stage reports (on grouped paths also at each group's "
+                  "and units its groups stage reports (after every product's raw and nonzero "
+                  "flag, cut for the quanta; on grouped paths also at each group's "
                   "signed sum, magnitude and sign), at each level of ops.sum's trees (inside "
                   "the groups and over each path's units), at its two path sums and at the "
                   "sum and quantum its convert stage encodes (each query assumes on its cut "
