@@ -57,7 +57,7 @@ from tcspec.proofs.core import (
 )
 from tcspec.proofs.cutpoints import Record, recorded
 from tcspec.smt.solve import free_variables
-from tcspec.smt.trace import Node, TraceOps, cut_nodes
+from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import (
     MXF8F6F4_RULES,
@@ -496,6 +496,93 @@ def quanta_range(ops: Ops, desc: Descriptor, runs: _MaskRuns,
     return facts
 
 
+GROUP_KEYS = {"product_units": "product_groups", "c_units": "c_groups"}
+
+
+def group_pairs(runs: _MaskRuns, role: str, part: range) -> list[tuple[Any, Any]]:
+    """The (dense, sparse) exact group sums of ``role``'s path, groups ``part``."""
+    key = GROUP_KEYS[role]
+    pairs = list(zip(runs.dense["groups"][key], runs.sparse["groups"][key]))
+    return pairs[part.start:part.stop]
+
+
+def chunk_sums(ops: Ops, dense: Any, sparse: Any, size: int, kept: int
+               ) -> tuple[list[tuple[BV, BV]], int]:
+    """Each sparsity chunk's partial sum in both runs' group sums (``size`` logical lanes of
+    the dense group, the ``kept`` they compact to), and a bound ``B`` on every sparse one.
+
+    ``ops.sum`` is a balanced tree, so with power-of-two groups these are nodes of the
+    group's own sum (checked on the traced DAG); with every element below ``2^(W-1)/G`` (a
+    group of ``G`` in ``W`` bits), a chunk of ``kept`` is below ``B = kept 2^(W-1)/G`` and
+    the group's ``G/kept`` chunks cannot wrap."""
+    count = len(dense.placed) // size
+    if count * kept != len(sparse.placed) or count & (count - 1):
+        raise InternalError(f"group of {len(sparse.placed)} is not {count} chunks of {kept}")
+    pairs = [(ops.sum(list(dense.placed[size * c:size * (c + 1)])),
+              ops.sum(list(sparse.placed[kept * c:kept * (c + 1)]))) for c in range(count)]
+    if isinstance(ops, TraceOps):
+        cones = [set(n.id for n in walk([g.total.node])) for g in (dense, sparse)]
+        if any(x.node.id not in cones[0] or y.node.id not in cones[1] for x, y in pairs):
+            raise InternalError("a chunk's partial sum is not a node of its group's sum")
+    width, group = sparse.total.width, len(sparse.placed)
+    return pairs, kept << (width - 1 - (group - 1).bit_length())
+
+
+def below_power(ops: Ops, mag: BV, shift: BV) -> Bool:
+    """``mag < 2^shift`` (``mag`` unsigned, ``shift`` signed)."""
+    width = mag.width + 1
+    k = ops.resize_signed(shift, max(shift.width, width.bit_length() + 1))
+    one = ops.shl(ops.const(1, width), ops.resize_signed(k, width))
+    return ops.ite(ops.sge(k, mag.width), ops.true(),
+                   ops.ite(ops.slt(k, 0), ops.eq(mag, 0), ops.ult(ops.zext(mag, width), one)))
+
+
+def group_bounded(ops: Ops, group: Any) -> Bool:
+    """The static bound of a group sum (spec/blockscaled ``GroupSum``, section 4):
+    ``|value| < 2^(top_raw + excess)`` when a product of the group is nonzero, else 0."""
+    shift = ops.sub(ops.add(group.top_raw, group.excess), group.exponent)
+    return ops.ite(group.nonzero, below_power(ops, group.mag, shift), ops.eq(group.mag, 0))
+
+
+def pair_sums(ops: Ops, runs: _MaskRuns, dense: Any, sparse: Any, group: int, size: int,
+              kept: int) -> tuple[list[tuple[list[BV], list[BV], list[list[Bool]]]], int]:
+    """For the ``pairs`` rule (section 5: a chunk of 8 keeps two of its 4 pairs), each chunk
+    of group ``group``: its 4 dense pair sums, its 2 sparse pair sums (the first level of
+    each group's balanced adder tree) and, per sparse pair, which dense pair its slots hold;
+    and a bound on every sparse pair sum (half the chunk bound of :func:`chunk_sums`)."""
+    _, bound = chunk_sums(ops, dense, sparse, size, kept)
+    first = group * len(sparse.placed)
+    chunks = []
+    for c in range(len(sparse.placed) // kept):
+        d = [ops.sum(list(dense.placed[size * c + 2 * j:size * c + 2 * j + 2]))
+             for j in range(size // 2)]
+        sp = [ops.sum(list(sparse.placed[kept * c + 2 * t:kept * c + 2 * t + 2]))
+              for t in range(kept // 2)]
+        held = [[runs.slots[first + kept * c + 2 * t][2 * j] for j in range(size // 2)]
+                for t in range(kept // 2)]
+        chunks.append((d, sp, held))
+    return chunks, bound // 2
+
+
+def held_pair(ops: Ops, pairs: Sequence[BV], held: Sequence[Sequence[Bool]], j: int,
+              width: int) -> BV:
+    """Dense pair ``j`` as the slots say: the sparse pair that holds it (sign extended), else 0."""
+    value = ops.const(0, width)
+    for t in reversed(range(len(pairs))):
+        value = ops.ite(held[t][j], ops.sext(pairs[t], width), value)
+    return value
+
+
+def _within(ops: Ops, x: BV, bound: int) -> Bool:
+    """``-bound < x < bound`` for signed ``x`` (a bound past its width only excludes the
+    minimum, or nothing)."""
+    half = 1 << (x.width - 1)
+    if bound > half:
+        return ops.true()
+    return ops.ne(x, -half) if bound == half else ops.and_(ops.sgt(x, -bound),
+                                                           ops.slt(x, bound))
+
+
 def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     """Masking of a block path as a chain over ``build_dot``'s sparse DAG and the dense
     rules' DAG on the logical K (:func:`masked_dense`), cut at their stage values.
@@ -507,10 +594,20 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     nonzero", the path choice and both quanta agree. ``quanta-range`` (chunk
     maxima cut, each bounding its chunk's raws): the quanta lie where section
     4 puts them (:func:`quanta_range`).
+    For groups of several products, queries first cut the group sums:
+    ``pairs-sum-alike`` (for the FP4 ``pairs`` rule: each dense pair sum, on
+    the first level of the group's own balanced adder tree, is the sparse
+    pair sum whose slots hold it, or 0; each sparse one bounded),
+    ``chunks-sum-alike`` (with those cut: each sparsity chunk's partial sum, a
+    node of the same tree, is the sparse one's sign extended, and bounded),
+    ``totals-agree`` (with those partial sums one free variable per chunk,
+    the group sums agree) and ``totals-bounded`` (each sparse group sum
+    is below ``2^(top_raw + excess)``, or 0 for a group of zeros).
     ``units-relate`` (the choice, both quanta and S one free set, under that
-    range; products cut for groups of one, else kept, as the group sums need
-    their magnitude bounds): each path's units of every group (of every lane,
-    for groups of one product) on the dense side are those of the sparse group
+    range; products cut for groups of one; group sums cut, under their bounds,
+    for larger groups, and then the chunk maxima too, each bounding its
+    chunk's raws): each path's units of every group (of every lane, for
+    groups of one product) on the dense side are those of the sparse group
     (lane) they correspond to, C's too. ``word-equal``: the violation with
     every unit, the choice, the quanta, S and the special flags cut under
     exactly those relations; D then reads no A or B word (checked). A unit that
@@ -624,6 +721,111 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
         return body
 
+    by_pairs = rule == "pairs"
+
+    def pairs_of(ops: Ops, runs: _MaskRuns, which: tuple[str, ...], part: range
+                 ) -> list[tuple[tuple[list[BV], list[BV], list[list[Bool]]], int]]:
+        return [(chunk, bound) for role in which
+                for g, (dense, sparse) in enumerate(group_pairs(runs, role, part))
+                for chunks, bound in [pair_sums(ops, runs, dense, sparse, part.start + g,
+                                                size, kept)]
+                for chunk in chunks]
+
+    def pairs_sum_alike(which: tuple[str, ...], part: range) -> QueryBody:
+        """Each dense pair sum is the sparse pair sum whose slots hold it (0 if none), and
+        every sparse pair sum is within the bound of :func:`pair_sums`."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            facts = []
+            for (d, sp, held), bound in pairs_of(ops, runs, which, part):
+                facts += [ops.eq(x, held_pair(ops, sp, held, j, x.width))
+                          for j, x in enumerate(d)]
+                facts += [_within(ops, y, bound) for y in sp]
+            return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
+
+        return body
+
+    def chunks_sum_alike(which: tuple[str, ...], part: range) -> QueryBody:
+        """Each chunk's partial sum of the dense group is the sparse one's, sign extended,
+        and within the bound of :func:`chunk_sums` (for the ``pairs`` rule with the pair
+        sums cut: each sparse one free under its bound, each dense one :func:`held_pair`)."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            facts = []
+            for role in which:
+                for dense, sparse in group_pairs(runs, role, part):
+                    pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
+                    facts += [ops.and_(ops.eq(x, ops.sext(y, x.width)), _within(ops, y, bound))
+                              for x, y in pairs]
+            bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(facts)))
+            if not by_pairs or not isinstance(ops, TraceOps):
+                return bad, {}
+            stand_in: dict[int, Node] = {}
+            premises = []
+            for n, ((d, sp, held), bound) in enumerate(pairs_of(ops, runs, which, part)):
+                free = [ops.variable(f"cut!pair{n}!{t}", y.width) for t, y in enumerate(sp)]
+                premises += [_within(ops, v, bound) for v in free]
+                for y, v in zip(sp, free):
+                    stand_in[y.node.id] = v.node
+                for j, x in enumerate(d):
+                    stand_in[x.node.id] = held_pair(ops, free, held, j, x.width).node
+            (cut,), _ = cut_nodes([ops.and_(bad, *premises).node],
+                                  lambda node: stand_in.get(node.id), ops=ops)
+            return ops.wrap_bool(cut), {}
+
+        return body
+
+    def sums_cut(ops: TraceOps, runs: _MaskRuns, which: tuple[str, ...], part: range,
+                 level: str) -> tuple[dict[int, Node], list[Bool]]:
+        """Both runs' chunk sums (``level="chunk"``) or group sums (``"group"``) of the
+        groups in ``part`` one free variable each, the dense one its sign extension, under
+        the bound ``chunks-sum-alike`` (or ``totals-agree``) proved."""
+        stand_in: dict[int, Node] = {}
+        premises = []
+        for role in which:
+            for g, (dense, sparse) in enumerate(group_pairs(runs, role, part)):
+                pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
+                if level == "group":
+                    pairs, bound = [(dense.total, sparse.total)], 1 << (sparse.total.width - 1)
+                for c, (x, y) in enumerate(pairs):
+                    free = ops.variable(f"cut!{role}!{level}{part.start + g}!{c}", y.width)
+                    stand_in[x.node.id] = ops.sext(free, x.width).node
+                    stand_in[y.node.id] = free.node
+                    premises.append(_within(ops, free, bound))
+        return stand_in, premises
+
+    def totals_agree(which: tuple[str, ...], part: range) -> QueryBody:
+        """With the chunk sums cut, each dense group sum is the sparse one's, sign extended,
+        and the sparse one is not the minimum of its width."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            if not isinstance(ops, TraceOps):
+                return runs.violation(ops), {}
+            facts = [ops.and_(ops.eq(d.total, ops.sext(sp.total, d.total.width)),
+                              _within(ops, sp.total, 1 << (sp.total.width - 1)))
+                     for role in which for d, sp in group_pairs(runs, role, part)]
+            stand_in, premises = sums_cut(ops, runs, which, part, "chunk")
+            bad = ops.and_(runs.hypothesis, *premises, ops.not_(ops.all_(facts)))
+            (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+            return ops.wrap_bool(cut), {}
+
+        return body
+
+    def bounds_of(ops: Ops, runs: _MaskRuns, which: tuple[str, ...], part: range
+                  ) -> list[Bool]:
+        """The sparse groups' bounds (the dense ones follow: ``totals-agree`` makes each
+        dense sum the sparse one, and ``units-relate`` sees both groups' products)."""
+        return [group_bounded(ops, sparse) for role in which
+                for _, sparse in group_pairs(runs, role, part)]
+
+    def totals_bounded(which: tuple[str, ...], part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            return ops.and_(runs.hypothesis,
+                            ops.not_(ops.all_(bounds_of(ops, runs, which, part)))), {}
+
+        return body
+
     def units_relate(which: tuple[str, ...], part: range) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
@@ -631,10 +833,21 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                 return runs.violation(ops), {}
             facts = [fact for role in which for fact in _block_relation(
                 ops, runs, role, size, kept, per_lane, part)]
-            bad = ops.and_(runs.hypothesis,
+            stand_in, premises = ({}, []) if per_lane else sums_cut(ops, runs, which, part,
+                                                                   "group")
+            if not per_lane:
+                premises += bounds_of(ops, runs, which, part)
+            bad = ops.and_(runs.hypothesis, *premises,
                            *quanta_range(ops, desc, runs, which, part, per_lane),
                            ops.not_(ops.all_(facts)))
-            stand_in = choice_cut(ops, runs)
+            stand_in.update(choice_cut(ops, runs))
+            found = None if per_lane else block_maxima(ops, runs)
+            if found is not None:
+                maxima, candidates = found
+                group = len(group_pairs(runs, which[0], part)[0][1].placed)
+                chunks = range(part.start * group // kept, part.stop * group // kept)
+                bad = ops.and_(bad, *bounded(ops, maxima, candidates, chunks))
+                stand_in.update(maxima_cut(ops, maxima))
             (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
             return ops.wrap_bool(cut), {}
 
@@ -697,10 +910,20 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                      lift=violation, cut_at="the chunk maxima"),
                *(Query(f"quanta-range ({label(*part)})", "forall", variables, in_range(*part),
                        lift=violation) for part in parts),
-               *(Query(f"units-relate (choice cut, {label(*part)})", "forall", variables,
-                       units_relate(*part), cut_products=per_lane,
-                       cut_at="the path choice")
-                 for part in parts),
+               *(query for part in parts for query in (
+                   [] if per_lane else [
+                       *([Query(f"pairs-sum-alike ({label(*part)})", "forall", variables,
+                                pairs_sum_alike(*part), lift=violation)] if by_pairs else []),
+                       Query(f"chunks-sum-alike ({'pair sums cut, ' if by_pairs else ''}"
+                             f"{label(*part)})", "forall", variables, chunks_sum_alike(*part),
+                             lift=violation, cut_at="the pair sums" if by_pairs else ""),
+                       Query(f"totals-agree (chunk sums cut, {label(*part)})", "forall",
+                             variables, totals_agree(*part), cut_at="the chunk sums"),
+                       Query(f"totals-bounded ({label(*part)})", "forall", variables,
+                             totals_bounded(*part), lift=violation)]) + [
+                   Query(f"units-relate (choice{'' if per_lane else ', group sums'} cut, "
+                         f"{label(*part)})", "forall", variables, units_relate(*part),
+                         cut_products=per_lane, cut_at="the path choice")]),
                Query("word-equal (units, path choice, special flags cut)", "forall", variables,
                      word_equal, cut_at="the units, path choice and special flags")]
     return queries, ("two runs: build_dot (sparse) and the dense rules on the logical K ("
@@ -712,7 +935,8 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
 PRODUCTS_PER_UNIT_QUERY = 4
 """A block ``units-relate`` query covers the groups of at most this many compacted lanes (at
-least one group): one NVFP4 group takes about 40 s, four give no answer in 120 s."""
+least one group). With its group sums cut, one NVFP4 group takes 0.2 s and one MXF4 group of
+16 with its C merge 21 s (uncut: 60 s, and no answer in 120 s)."""
 
 
 def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:

@@ -91,6 +91,8 @@ class GroupSum:
     ``value = (-1)^negative * mag * 2^exponent``; ``top_raw`` is the largest
     raw over the group's nonzero products (:data:`MIN_EXP` if none), and the
     static ``excess`` bounds the value: ``|value| < 2^(top_raw + excess)``.
+    ``placed`` and ``total`` are the signed element products at the group's
+    lowest exponent and their sum before the scales (none for a group of one).
     """
 
     negative: Bool
@@ -100,6 +102,8 @@ class GroupSum:
     scale_raw: BV
     nonzero: Bool
     excess: int
+    placed: tuple[BV, ...] = ()
+    total: BV | None = None
 
 
 def _ceil_log2(n: int) -> int:
@@ -137,7 +141,8 @@ def exact_group_sum(ops: Ops, a_format: FloatFormat, b_format: FloatFormat,
     headroom = products[0].headroom
     return GroupSum(negative=ops.sign(total), mag=ops.mul_wide(magnitude, scale_pair.mag),
                     exponent=exponent, top_raw=top_raw, scale_raw=scale_pair.raw,
-                    nonzero=nonzero, excess=headroom + _ceil_log2(len(elements)))
+                    nonzero=nonzero, excess=headroom + _ceil_log2(len(elements)),
+                    placed=tuple(signed), total=total)
 
 
 def align_group(ops: Ops, group: GroupSum, q: BV, window_bound: int) -> BV:

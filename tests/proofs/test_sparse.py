@@ -183,3 +183,20 @@ def test_block_chain_front_proves_on_nvfp4_k32() -> None:
     for query in queries[2:]:
         if query.name.startswith(("chunk-maxima", "maxima-agree", "quanta-range")):
             assert decide(query, "bitwuzla", 60).result == PROVED, query.name
+
+
+def test_within_and_below_power_state_their_bounds_exactly() -> None:
+    """The cut-point bounds of the block masking chain, on every 5-bit value: ``-B < x < B``
+    (a bound at half the range only excludes the minimum) and ``m < 2^k``."""
+    from tcspec.proofs.sparse import _within, below_power
+    from tcspec.spec.scalar import SCALAR
+
+    ops = SCALAR
+    for raw in range(32):
+        x = ops.const(raw, 5)
+        value = raw - 32 if raw >= 16 else raw
+        for bound in (1, 5, 16, 17):
+            assert bool(_within(ops, x, bound).node) == (-bound < value < bound), (raw, bound)
+        for k in range(-3, 9):
+            shift = ops.const(k & 0xFF, 8)
+            assert bool(below_power(ops, x, shift).node) == (raw < 2 ** k), (raw, k)
