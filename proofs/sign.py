@@ -575,22 +575,9 @@ def sum_tree(ops: Ops, leaves: Level) -> list[Level]:
     return levels
 
 
-def tree_leaves(root: BV, depth: int) -> list[BV]:
-    """The nodes ``depth`` additions below ``root`` (the leaves of a balanced sum tree of
-    ``2^depth`` leaves), left to right; the caller checks ``ops.sum`` over them is
-    ``root``."""
-    nodes = [root.node]
-    for _ in range(depth):
-        if any(n.op != "add" for n in nodes):
-            raise InternalError("a group sum is not a tree of additions")
-        nodes = [arg for n in nodes for arg in n.args]
-    return [BV(root.ops, n, n.width) for n in nodes]
-
-
 PRODUCTS_PER_QUERY = 16
 """The block chain's unit queries cover at most this many products each (a group of more
 is one query): one query over every group of NVFP4 at K=64 gives no answer in 120 s."""
-
 
 LEAVES_PER_QUERY = 16
 """The leaf level of the NVFP4 group sums' trees (one signed element product per leaf) is
@@ -869,36 +856,30 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         groups2 = [*second["c_groups"], None, *second["product_groups"], None]
         return [(groups[i], groups2[i]) for i in part if groups[i] is not None]
 
-    def signed_total(ops: Ops, group: GroupSum) -> BV:
-        """The group's signed exact sum (before the abs and the scale multiply): the
-        node whose sign is the group's ``negative`` (checked)."""
-        node = group.negative.node
-        for candidate in (node.args[0].args[0] if node.args and node.args[0].args else None,):
-            if candidate is not None and candidate.width:
-                total = BV(ops, candidate, candidate.width)
-                if ops.sign(total).node.id == node.id:
-                    return total
-        raise InternalError(f"{desc.name}: a group's sign is not the sign of a sum")
+    def signed_total(group: GroupSum) -> BV:
+        """The group's signed exact sum before the abs and the scale multiply."""
+        if group.total is None:
+            raise InternalError(f"{desc.name}: a group of one product has no signed sum")
+        return group.total
 
     def group_levels(ops: Ops, first: dict, second: dict, on_c: bool) -> list[Level]:
         """The levels of the sum trees of every group of a path, both runs, all groups'
-        nodes of one level together; the leaves are the groups' signed element values,
-        bound so that a group of n leaves cannot reach the minimum of its sum's width, the
-        roots the groups' signed sums (each checked: ``ops.sum`` over the leaves gives the
-        group's own node back)."""
+        nodes of one level together; the leaves are the groups' signed element products
+        (``GroupSum.placed``), bound so that a group of n leaves cannot reach the minimum
+        of its sum's width, the roots the groups' signed sums (``GroupSum.total``; each
+        checked: ``ops.sum`` over the leaves gives the group's own node back)."""
         name = "c_groups" if on_c else "product_groups"
         size = rules.c_dominant_group if on_c else rules.product_group
         depth = (size - 1).bit_length()
-        if size != 1 << depth:
-            raise InternalError(f"{desc.name}: a group of {size} is not a power of two")
         merged: list[Level] = [[] for _ in range(depth + 1)]
         for g, h in zip(first[name], second[name]):
-            total, total2 = signed_total(ops, g), signed_total(ops, h)
+            total, total2 = signed_total(g), signed_total(h)
             bound = ((1 << (total.width - 1)) >> depth) - 1
             levels = sum_tree(ops, [(x, x2, bound) for x, x2 in
-                                    zip(tree_leaves(total, depth), tree_leaves(total2, depth))])
+                                    zip(g.placed, h.placed)])
             ((root, root2, _),) = levels[-1]
-            if (root.node.id, root2.node.id) != (total.node.id, total2.node.id):
+            if len(levels) != depth + 1 or (root.node.id, root2.node.id) != (
+                    total.node.id, total2.node.id):
                 raise InternalError(f"{desc.name}: a group sum is not ops.sum's tree")
             for merged_level, level in zip(merged, levels):
                 merged_level.extend(level)
@@ -942,7 +923,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             chosen: dict[int, Node] = {}
             facts, premises = [], []
             for i, (g, h) in enumerate(group_pairs(first, second, part)):
-                total, total2 = signed_total(ops, g), signed_total(ops, h)
+                total, total2 = signed_total(g), signed_total(h)
                 t = ops.variable(f"cut!group_sum{i}", total.width)
                 if total.node.id in chosen or total2.node.id in chosen:
                     raise InternalError(f"{desc.name}: two group sums share a node")
