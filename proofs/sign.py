@@ -585,8 +585,10 @@ asked in queries of at most this many leaves (all 64 of K=64 in one take about 4
 about 0.5 s)."""
 
 UNITS_PER_RANGE_QUERY = 4
-"""The block chain's ``units-in-range`` queries cover at most this many units each (on
-MXF8F6F4 at K=32 four units take about 1 s, sixteen about 6 s)."""
+"""The block chain's ``units-in-range`` queries cover at most this many units (and
+:data:`PRODUCTS_PER_QUERY` products) each: on MXF8F6F4 at K=32 four units take about 1 s,
+sixteen about 6 s; one NVFP4 group of 16 about 0.5 s (z3 2.5 s), four of them 3-6 s
+(neither cvc5 nor z3 in 120 s)."""
 
 
 def _parts(start: int, stop: int, size: int) -> list[range]:
@@ -955,8 +957,10 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     parts = [*_parts(0, c_count, max(1, PRODUCTS_PER_QUERY // rules.c_dominant_group)),
              *_parts(c_count, c_count + p_count,
                      max(1, PRODUCTS_PER_QUERY // rules.product_group))]
-    range_parts = [*_parts(0, c_count, UNITS_PER_RANGE_QUERY),
-                   *_parts(c_count, c_count + p_count, UNITS_PER_RANGE_QUERY)]
+    range_parts = [*_parts(0, c_count, max(1, min(UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY
+                                                  // rules.c_dominant_group))),
+                   *_parts(c_count, c_count + p_count, max(1, min(
+                       UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY // rules.product_group)))]
     grouped_parts = [part for part in parts
                      if any(i not in (c_count - 1, c_count + p_count - 1) for i in part)]
 
