@@ -13,8 +13,10 @@ DAG, its multipliers cut (:mod:`proofs.cutpoints`), for A and C flipped and
 for B and C: on window paths :func:`unit_chain` (cut at the ``align`` stage's
 units and quantum, half the row's time limit per query), on block paths
 :func:`block_unit_chain` (cut at the ``groups`` stage's quanta, C-dominant
-choice, units and path sums, and at the ``convert`` stage's sum; each query
-its own time limit). The stage lemmas of the earlier argument stay in
+choice and units, on NVFP4 also inside each group at its signed sum and at
+its magnitude and sign, at each level of the spec's own adder trees (the
+groups' sums and the path sums), at the path sums and at the ``convert``
+stage's sum; each query its own time limit). The stage lemmas of the earlier argument stay in
 :func:`lemma_row` (never ``proved``: their composition, below, is prose):
 for the window datapaths and the MXF8F6F4 block paths, flipping a sign
 negates each aligned term and leaves every raw exponent (so the quantum)
@@ -71,12 +73,12 @@ from tcspec.proofs.stages import (
 from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import align_group, rules_for
+from tcspec.spec.blockscaled import GroupSum, align_group, rules_for
 from tcspec.spec.catalog import DotInputs, output_width
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.exact import raw_ceiling
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, decode_float
+from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
 from tcspec.spec.specials import Specials, apply_specials, classify_specials
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
@@ -556,9 +558,37 @@ def unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
                   cut_products=True)]
 
 
+Level = list[tuple[BV, BV, int]]
+"""Nodes of one level of a sum tree in both runs: ``(node, flipped run's node, bound)``."""
+
+
+def sum_tree(ops: Ops, leaves: Level) -> list[Level]:
+    """The levels of ``ops.sum``'s balanced tree (adjacent pairs, an odd last node carried
+    up) over ``leaves`` in both runs, leaves first; an inner node's bound is the sum of its
+    children's. On :class:`TraceOps` the nodes are the DAG's own (hash-consing)."""
+    level, levels = leaves, [leaves]
+    while len(level) > 1:
+        paired = [(ops.add(x1, y1), ops.add(x2, y2), bx + by)
+                  for (x1, x2, bx), (y1, y2, by) in zip(level[0::2], level[1::2])]
+        level = paired + level[len(paired) * 2:]
+        levels.append(level)
+    return levels
+
+
 PRODUCTS_PER_QUERY = 16
 """The block chain's unit queries cover at most this many products each (a group of more
 is one query): one query over every group of NVFP4 at K=64 gives no answer in 120 s."""
+
+LEAVES_PER_QUERY = 16
+"""The leaf level of the NVFP4 group sums' trees (one signed element product per leaf) is
+asked in queries of at most this many leaves (all 64 of K=64 in one take about 40 s, 16
+about 0.5 s)."""
+
+UNITS_PER_RANGE_QUERY = 4
+"""The block chain's ``units-in-range`` queries cover at most this many units (and
+:data:`PRODUCTS_PER_QUERY` products) each: on MXF8F6F4 at K=32 four units take about 1 s,
+sixteen about 6 s; one NVFP4 group of 16 about 0.5 s (z3 2.5 s), four of them 3-6 s
+(neither cvc5 nor z3 in 120 s)."""
 
 
 def _parts(start: int, stop: int, size: int) -> list[range]:
@@ -567,20 +597,42 @@ def _parts(start: int, stop: int, size: int) -> list[range]:
 
 def block_unit_chain(desc: Descriptor, k: int, operand: str,
                      flip_c: bool = True) -> list[Query]:
-    """Sign symmetry of a block path as queries cut at the units its ``groups`` stage reports.
+    """Sign symmetry of a block path as a chain of queries on two runs of ``build_dot``'s
+    DAG (signs flipped or not), cut at nodes its ``groups`` and ``convert`` stages report.
 
-    ``quanta-agree``: in the two runs (signs flipped or not) both quanta and the
-    C-dominant choice are equal (no multiplier in their cone). ``units-negate``: with
-    the quanta of both runs one free pair (sound by ``quanta-agree``), every group's
-    (and C's) units on both paths of the flipped run are the negated units.
-    ``units-in-range``: on the first run, the units of the path the datapath chooses are
-    never the most negative value. ``word-negates``: the violation with every unit of the
-    first run free (``v_i``; those of the chosen path not the most negative value), those
-    of the flipped run ``-v_i`` and the quanta free, sound by the three before. Products
-    are cut in each but ``units-in-range``, whose bound needs the real group products
-    (:mod:`proofs.cutpoints` keeps no magnitude law; the block paths' significands are
-    at most 4 bits wide). ``flip_c=False`` leaves C alone (a property
-    that fails, for tests).
+    Each query cuts only nodes whose conclusions an earlier query proved on the real
+    nodes; a cut node is replaced at every occurrence (in the flipped run by the negated
+    variable where the conclusion is negation). In order:
+
+    - ``terms-agree``: every product's and C's raw and nonzero flag are equal in the two
+      runs; ``quanta-agree`` (those cut to one variable for both runs): both quanta and
+      the C-dominant choice are equal (no multiplier in their cone).
+    - Block paths that sum groups of products (NVFP4), per path: ``group-sums-negate``,
+      one query per level of ``ops.sum``'s balanced tree inside every group (the leaves,
+      each group's signed element products, in queries of :data:`LEAVES_PER_QUERY`):
+      each node of the flipped run is the negated node, within a static bound that
+      keeps the group's signed sum off the minimum; above the leaves the level below is
+      cut. ``group-terms-negate`` (group sums cut to ``t``, ``-t``, ``t`` not the
+      minimum): each group's magnitude (after the scale multiply) is equal in the two
+      runs and, when nonzero, its sign differs.
+    - ``units-negate`` (quanta cut; on NVFP4 also the groups' magnitudes, to one variable
+      for both runs, and signs, which differ when the magnitude is nonzero): every
+      group's and C's units on both paths of the flipped run are the negated units.
+    - ``units-in-range`` (in queries of :data:`UNITS_PER_RANGE_QUERY` units): on the
+      first run, the units of the path the datapath chooses are never the minimum.
+    - ``c-path-negates`` / ``product-path-negates``: one query per level of the tree of
+      :func:`spec.accumulate.exact_sum` over the path's units (:func:`sum_tree`; the
+      first with the units cut, free under ``units-in-range``; then the level below cut,
+      free under its facts): on the chosen path each node of the flipped run is the
+      negated node, within the sum of its leaves' bounds, never the minimum; the root is
+      checked to be the path sum the stage reports.
+    - ``sum-negates`` (path sums cut): the chosen sum is negated and the quantum equal.
+    - ``word-negates`` (sum and quantum cut): the violation, unsat with the sum free
+      (not the minimum), its flipped run's ``-s`` and one quantum.
+
+    Products are cut (:mod:`proofs.cutpoints`) in each but ``terms-agree``,
+    ``quanta-agree`` and ``units-in-range``, whose bound needs the real group products.
+    ``flip_c=False`` leaves C alone (a property that fails, for tests).
     """
     d_format = FORMATS[desc.d_type]
     assert isinstance(d_format, FloatFormat)
@@ -597,10 +649,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
         d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
         return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
-                {**first["groups"], "sum": first["convert"]["units"],
-                 "quantum": first["convert"]["quantum"]},
-                {**second["groups"], "sum": second["convert"]["units"],
-                 "quantum": second["convert"]["quantum"]})
+                *({**stage["groups"], "sum": stage["convert"]["units"],
+                   "quantum": stage["convert"]["quantum"],
+                   "products": stage["products"]["products"]} for stage in (first, second)))
 
     def units_cut(ops: TraceOps, first: dict, second: dict) -> dict[int, Node]:
         chosen = quanta(ops, first, second)
@@ -611,23 +662,67 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             chosen[u.node.id], chosen[v.node.id] = x.node, ops.neg(x).node
         return chosen
 
-    def path_negates(on_c: bool) -> QueryBody:
-        """Violation: on the chosen path ``on_c`` (C-dominant or not), with the units cut,
-        the flipped run's path sum is not the negated sum, or that sum is the minimum."""
+    def path_levels(ops: Ops, first: dict, second: dict, on_c: bool
+                    ) -> list[list[tuple[BV, BV, int]]]:
+        """The levels of ``ops.sum``'s balanced tree in :func:`exact_sum` over the path's
+        units, in both runs: ``(node, flipped run's node, bound)`` per node, the leaves
+        (each unit sign-extended) first; ``bound`` is the static bound on the node's
+        magnitude when no unit is the minimum (a leaf of width w: 2^(w-1) - 1; an inner
+        node: the sum of its children's). The last level is the path sum the stage
+        reports (checked: hash-consing gives back the DAG's own nodes)."""
+        units, units2 = (stage["c_units" if on_c else "product_units"]
+                         for stage in (first, second))
+        name = "c_total" if on_c else "product_total"
+        width = first[name].width
+        levels = sum_tree(ops, [(ops.sext(u, width), ops.sext(v, width),
+                                 (1 << (u.width - 1)) - 1) for u, v in zip(units, units2)])
+        level = levels[-1]
+        ((root, root2, bound),) = level
+        if (root.node.id, root2.node.id) != (first[name].node.id, second[name].node.id):
+            raise InternalError(f"{desc.name}: the path sum is not ops.sum's tree over its units")
+        if bound >= 1 << (width - 1):
+            raise InternalError(f"{desc.name}: the path sum could reach its minimum")
+        return levels
+
+    def level_facts(ops: Ops, level: list[tuple[BV, BV, int]]) -> Bool:
+        """Each node of ``level``: the flipped run's node is the negated node, whose
+        magnitude is within its bound (so it is not the minimum)."""
+        return ops.all_([ops.and_(ops.eq(x2, ops.neg(x)), ops.sle(-bound, x),
+                                  ops.sle(x, bound), ops.ne(x, 1 << (x.width - 1)))
+                         for x, x2, bound in level])
+
+    def path_level(on_c: bool, index: int) -> QueryBody:
+        """Violation: on the chosen path ``on_c`` (C-dominant or not), level ``index`` of
+        :func:`path_levels` breaks :func:`level_facts`, with the level below cut (the
+        units for the first level, free under ``units-in-range``; then the nodes, free
+        under the level below's facts)."""
         name = "c_total" if on_c else "product_total"
 
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             _, _, first, second = runs(ops, values)
             total, total2 = first[name], second[name]
             chosen_path = first["c_dominant"] if on_c else ops.not_(first["c_dominant"])
-            violation = ops.and_(chosen_path, ops.or_(ops.ne(total2, ops.neg(total)),
-                                                      ops.eq(total, 1 << (total.width - 1))))
             if not isinstance(ops, TraceOps):
-                return violation, {}
-            chosen = units_cut(ops, first, second)
-            (cut, premise), _ = cut_nodes([violation.node, in_range(ops, first).node],
-                                          lambda n: chosen.get(n.id), ops=ops)
-            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise)), {}
+                return ops.and_(chosen_path, ops.or_(
+                    ops.ne(total2, ops.neg(total)), ops.eq(total, 1 << (total.width - 1)))), {}
+            levels = path_levels(ops, first, second, on_c)
+            violation = ops.and_(chosen_path, ops.not_(level_facts(ops, levels[index])))
+            if index <= 1:
+                chosen = units_cut(ops, first, second)
+                premise = in_range(ops, first)
+            else:
+                chosen = quanta(ops, first, second)
+                below = levels[index - 1]
+                free = [ops.variable(f"cut!level{index - 1}!{i}", x.width)
+                        for i, (x, _, _) in enumerate(below)]
+                for (x, x2, _), y in zip(below, free):
+                    if x.node.id in chosen or x2.node.id in chosen:
+                        raise InternalError(f"{desc.name}: two tree nodes share a node")
+                    chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+                premise = level_facts(ops, below)
+            (cut, premise_cut), _ = cut_nodes([violation.node, premise.node],
+                                              lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise_cut)), {}
 
         return body
 
@@ -698,12 +793,37 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         d, d2, _, _ = runs(ops, values)
         return ops.ne(d2, negated(ops, d, d_format)), {"d": d, "d_flipped": d2}
 
-    def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+    def term_pairs(first: dict, second: dict) -> list[tuple[Term, Term]]:
+        """Every product and C, in both runs."""
+        return [*zip(first["products"], second["products"]),
+                (first["c_term"], second["c_term"])]
+
+    def terms_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         _, _, first, second = runs(ops, values)
-        ok = ops.and_(ops.eq(first["c_quantum"], second["c_quantum"]),
-                      ops.eq(first["product_quantum"], second["product_quantum"]),
-                      ops.iff(first["c_dominant"], second["c_dominant"]))
-        return ops.not_(ok), {}
+        return ops.not_(ops.all_([ops.and_(ops.eq(x.raw, y.raw), ops.iff(x.nonzero, y.nonzero))
+                                  for x, y in term_pairs(first, second)])), {}
+
+    def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        """Violation: the quanta or the C-dominant choice differ between the runs, with
+        each product's and C's raw and nonzero flag cut to one variable for both runs
+        (sound by ``terms-agree``)."""
+        _, _, first, second = runs(ops, values)
+        violation = ops.not_(ops.and_(
+            ops.eq(first["c_quantum"], second["c_quantum"]),
+            ops.eq(first["product_quantum"], second["product_quantum"]),
+            ops.iff(first["c_dominant"], second["c_dominant"])))
+        if not isinstance(ops, TraceOps):
+            return violation, {}
+        chosen: dict[int, Node] = {}
+        for i, (x, y) in enumerate(term_pairs(first, second)):
+            raw, nonzero = ops.variable(f"cut!raw{i}", x.raw.width), ops.bool_variable(
+                f"cut!nonzero{i}")
+            for node, free in ((x.raw, raw), (y.raw, raw), (x.nonzero, nonzero),
+                               (y.nonzero, nonzero)):
+                if chosen.setdefault(node.node.id, free.node) is not free.node:
+                    raise InternalError(f"{desc.name}: two terms' raws or flags share a node")
+        (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
 
     def negations(ops: Ops, first: dict, second: dict, part: range) -> Bool:
         pairs = list(zip(paths(first), paths(second)))
@@ -717,8 +837,105 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             if not isinstance(ops, TraceOps):
                 return violation, {}
             chosen = quanta(ops, first, second)
+            premises = []
+            if summed:
+                for i, (g, h) in enumerate(group_pairs(first, second, part)):
+                    m, s, s2 = (ops.variable(f"cut!mag{i}", g.mag.width),
+                                ops.bool_variable(f"cut!negative{i}"),
+                                ops.bool_variable(f"cut!negative{i}!flipped"))
+                    for node, free in ((g.mag, m), (h.mag, m), (g.negative, s),
+                                       (h.negative, s2)):
+                        if chosen.setdefault(node.node.id, free.node) is not free.node:
+                            raise InternalError(f"{desc.name}: two group terms share a node")
+                    premises.append(ops.implies(ops.ne(m, 0), ops.xor_(s, s2)))
             (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
-            return ops.wrap_bool(cut), {}
+            return ops.and_(ops.wrap_bool(cut), *premises), {}
+        return body
+
+    def group_pairs(first: dict, second: dict, part: range) -> list[tuple[GroupSum, GroupSum]]:
+        """The groups (both runs) whose units ``part`` covers (C's units are no group)."""
+        groups = [*first["c_groups"], None, *first["product_groups"], None]
+        groups2 = [*second["c_groups"], None, *second["product_groups"], None]
+        return [(groups[i], groups2[i]) for i in part if groups[i] is not None]
+
+    def signed_total(group: GroupSum) -> BV:
+        """The group's signed exact sum before the abs and the scale multiply."""
+        if group.total is None:
+            raise InternalError(f"{desc.name}: a group of one product has no signed sum")
+        return group.total
+
+    def group_levels(ops: Ops, first: dict, second: dict, on_c: bool) -> list[Level]:
+        """The levels of the sum trees of every group of a path, both runs, all groups'
+        nodes of one level together; the leaves are the groups' signed element products
+        (``GroupSum.placed``), bound so that a group of n leaves cannot reach the minimum
+        of its sum's width, the roots the groups' signed sums (``GroupSum.total``; each
+        checked: ``ops.sum`` over the leaves gives the group's own node back)."""
+        name = "c_groups" if on_c else "product_groups"
+        size = rules.c_dominant_group if on_c else rules.product_group
+        depth = (size - 1).bit_length()
+        merged: list[Level] = [[] for _ in range(depth + 1)]
+        for g, h in zip(first[name], second[name]):
+            total, total2 = signed_total(g), signed_total(h)
+            bound = ((1 << (total.width - 1)) >> depth) - 1
+            levels = sum_tree(ops, [(x, x2, bound) for x, x2 in
+                                    zip(g.placed, h.placed)])
+            ((root, root2, _),) = levels[-1]
+            if len(levels) != depth + 1 or (root.node.id, root2.node.id) != (
+                    total.node.id, total2.node.id):
+                raise InternalError(f"{desc.name}: a group sum is not ops.sum's tree")
+            for merged_level, level in zip(merged, levels):
+                merged_level.extend(level)
+        return merged
+
+    def group_tree(on_c: bool, index: int, leaves: range | None = None) -> QueryBody:
+        """Violation: level ``index`` of :func:`group_levels` breaks :func:`level_facts`
+        (the leaves, those in ``leaves``: on the real DAG; above: with the level below cut,
+        free under its facts)."""
+        part = range(0, c_count - 1) if on_c else range(c_count, c_count + p_count - 1)
+
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, second = runs(ops, values)
+            if not isinstance(ops, TraceOps):
+                return ops.not_(negations(ops, first, second, part)), {}
+            levels = group_levels(ops, first, second, on_c)
+            if index == 0:
+                assert leaves is not None
+                return ops.not_(level_facts(ops, levels[0][leaves.start:leaves.stop])), {}
+            violation = ops.not_(level_facts(ops, levels[index]))
+            chosen: dict[int, Node] = {}
+            below = levels[index - 1]
+            for i, (x, x2, _) in enumerate(below):
+                y = ops.variable(f"cut!group_level{index - 1}!{i}", x.width)
+                if x.node.id in chosen or x2.node.id in chosen:
+                    raise InternalError(f"{desc.name}: two tree nodes share a node")
+                chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+            (cut, premise), _ = cut_nodes([violation.node, level_facts(ops, below).node],
+                                          lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise)), {}
+        return body
+
+    def terms_negate(part: range) -> QueryBody:
+        """Violation: with each group's signed sum cut (``t`` and ``-t``, ``t`` not the
+        minimum, by ``group-sums-negate``), a group's magnitude differs between the runs
+        or, when nonzero, its sign is the same."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, second = runs(ops, values)
+            if not isinstance(ops, TraceOps):
+                return ops.not_(negations(ops, first, second, part)), {}
+            chosen: dict[int, Node] = {}
+            facts, premises = [], []
+            for i, (g, h) in enumerate(group_pairs(first, second, part)):
+                total, total2 = signed_total(g), signed_total(h)
+                t = ops.variable(f"cut!group_sum{i}", total.width)
+                if total.node.id in chosen or total2.node.id in chosen:
+                    raise InternalError(f"{desc.name}: two group sums share a node")
+                chosen[total.node.id], chosen[total2.node.id] = t.node, ops.neg(t).node
+                premises.append(ops.ne(t, 1 << (t.width - 1)))
+                facts += [ops.eq(h.mag, g.mag),
+                          ops.implies(ops.ne(g.mag, 0), ops.xor_(g.negative, h.negative))]
+            (cut,), _ = cut_nodes([ops.not_(ops.all_(facts)).node],
+                                  lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), *premises), {}
         return body
 
     def in_range(ops: Ops, stage: dict, part: range | None = None) -> Bool:
@@ -735,26 +952,64 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         return body
 
     rules = rules_for(desc.kind, desc.scaling or "")
+    summed = min(rules.product_group, rules.c_dominant_group) > 1
     c_count, p_count = k // rules.c_dominant_group + 1, k // rules.product_group + 1
     parts = [*_parts(0, c_count, max(1, PRODUCTS_PER_QUERY // rules.c_dominant_group)),
              *_parts(c_count, c_count + p_count,
                      max(1, PRODUCTS_PER_QUERY // rules.product_group))]
+    range_parts = [*_parts(0, c_count, max(1, min(UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY
+                                                  // rules.c_dominant_group))),
+                   *_parts(c_count, c_count + p_count, max(1, min(
+                       UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY // rules.product_group)))]
+    grouped_parts = [part for part in parts
+                     if any(i not in (c_count - 1, c_count + p_count - 1) for i in part)]
 
     def label(part: range) -> str:
         return "" if len(parts) == 1 else f", units {part.start}-{part.stop - 1}"
 
-    return [Query(f"quanta-agree ({operand})", "forall", variables, quanta_agree,
-                  lift=violated),
-            *(Query(f"units-negate ({operand}, quanta cut{label(part)})", "forall", variables,
-                    units_negate(part), cut_products=True, lift=violated, cut_at="the quanta")
+    def levels(count: int) -> list[int]:
+        return [0] if count == 1 else list(range(1, (count - 1).bit_length() + 1))
+
+    def group_depth(size: int) -> int:
+        return (size - 1).bit_length()
+
+    group_queries = [] if not summed else [
+        *(Query(f"group-sums-negate ({operand}, {path} groups, tree level {level}"
+                f"{', level below cut' if level else ''}"
+                f"{f', leaves {leaves.start}-{leaves.stop - 1}' if not level else ''})",
+                "forall", variables, group_tree(on_c, level, leaves), cut_products=True,
+                lift=violated, cut_at="the tree level below" if level else "")
+          for on_c, path, size in ((True, "C-dominant", rules.c_dominant_group),
+                                   (False, "product", rules.product_group))
+          for level in range(group_depth(size) + 1)
+          for leaves in (_parts(0, k, LEAVES_PER_QUERY) if level == 0 else [None])),
+        *(Query(f"group-terms-negate ({operand}, group sums cut{label(part)})", "forall",
+                variables, terms_negate(part), cut_products=True, lift=violated,
+                cut_at="the groups' signed sums")
+          for part in grouped_parts)]
+    cut_units_at = "the quanta and the groups' magnitudes and signs" if summed else "the quanta"
+    cut_units_name = "quanta and group terms" if summed else "quanta"
+    return [Query(f"terms-agree ({operand})", "forall", variables, terms_agree, lift=violated),
+            Query(f"quanta-agree ({operand}, term raws and flags cut)", "forall", variables,
+                  quanta_agree, lift=violated, cut_at="the terms' raws and nonzero flags"),
+            *group_queries,
+            *(Query(f"units-negate ({operand}, {cut_units_name} cut{label(part)})", "forall",
+                    variables,
+                    units_negate(part), cut_products=True, lift=violated, cut_at=cut_units_at)
               for part in parts),
             *(Query(f"units-in-range ({operand}{label(part)})", "forall", variables,
                     units_in_range(part), lift=violated)
-              for part in parts),
-            Query(f"c-path-negates ({operand}, units cut)", "forall", variables,
-                  path_negates(True), cut_products=True, cut_at="the units and quanta"),
-            Query(f"product-path-negates ({operand}, units cut)", "forall", variables,
-                  path_negates(False), cut_products=True, cut_at="the units and quanta"),
+              for part in range_parts),
+            *(Query(f"c-path-negates ({operand}, tree level {level}, "
+                    f"{'units' if level <= 1 else 'level below'} cut)", "forall", variables,
+                    path_level(True, level), cut_products=True,
+                    cut_at="the units and quanta" if level <= 1 else "the tree level below")
+              for level in levels(c_count)),
+            *(Query(f"product-path-negates ({operand}, tree level {level}, "
+                    f"{'units' if level <= 1 else 'level below'} cut)", "forall", variables,
+                    path_level(False, level), cut_products=True,
+                    cut_at="the units and quanta" if level <= 1 else "the tree level below")
+              for level in levels(p_count)),
             Query(f"sum-negates ({operand}, path sums cut)", "forall", variables, sum_negates,
                   cut_products=True, cut_at="the path sums and quanta"),
             Query(f"word-negates ({operand}, sum cut)", "forall", variables, word_negates,
@@ -772,10 +1027,13 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     else:
         queries = [*block_unit_chain(desc, k, "a"), *block_unit_chain(desc, k, "b")]
         detail = ("two runs of build_dot (signs flipped), cut at the quanta, C-dominant choice "
-                  "and units its groups stage reports, at its two path sums and at the sum and "
-                  "quantum its convert stage encodes (each query assumes on its cut variables "
-                  "only what an earlier query proved on the real nodes), and at the "
-                  "multipliers; each query its own time limit")
+                  "and units its groups stage reports (after every product's raw and nonzero "
+                  "flag, cut for the quanta; on grouped paths also at each group's "
+                  "signed sum, magnitude and sign), at each level of ops.sum's trees (inside "
+                  "the groups and over each path's units), at its two path sums and at the "
+                  "sum and quantum its convert stage encodes (each query assumes on its cut "
+                  "variables only what an earlier query proved on the real nodes), and at "
+                  "the multipliers; each query its own time limit")
     share = (dataclasses.replace(settings, timeout=settings.timeout / 2)
              if desc.family == "window" else settings)
     row = check_queries("sign-symmetry", desc, k, queries, share, CHAIN, detail)

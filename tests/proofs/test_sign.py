@@ -144,27 +144,50 @@ def test_block_chain_is_not_proved_when_c_keeps_its_sign(tmp_path) -> None:
 
     write_report([row], FAST, row.seconds, tmp_path / "r.json", tmp_path / "r.md")
     table = (tmp_path / "r.md").read_text()
-    assert "quanta-agree (a) (proved" in table and f"{failed['name']} ({failed['result']}" in table
+    assert "terms-agree (a) (proved" in table and f"{failed['name']} ({failed['result']}" in table
 
 
 def test_block_chain_lists_its_queries_in_order() -> None:
     from tcspec.proofs.sign import block_unit_chain
 
     names = [q.name for q in block_unit_chain(_desc("dense-nvfp4"), 16, "b")]
-    assert names[0] == "quanta-agree (b)" and names[-4:] == [
-        "c-path-negates (b, units cut)", "product-path-negates (b, units cut)",
+    assert names[:2] == ["terms-agree (b)", "quanta-agree (b, term raws and flags cut)"]
+    assert names[-6:] == [
+        "c-path-negates (b, tree level 1, units cut)",
+        "product-path-negates (b, tree level 1, units cut)",
+        "product-path-negates (b, tree level 2, level below cut)",
+        "product-path-negates (b, tree level 3, level below cut)",
         "sum-negates (b, path sums cut)", "word-negates (b, sum cut)"]
+    sums = [n for n in names if n.startswith("group-sums-negate")]
+    terms = [n for n in names if n.startswith("group-terms-negate")]
     negate = [n for n in names if n.startswith("units-negate")]
     in_range = [n for n in names if n.startswith("units-in-range")]
-    assert names[1:-4] == negate + in_range and len(negate) == len(in_range) == 4
-    assert negate[2] == "units-negate (b, quanta cut, units 2-5)"
+    assert names[2:-6] == sums + terms + negate + in_range
+    assert sums[0] == "group-sums-negate (b, C-dominant groups, tree level 0, leaves 0-15)"
+    assert sums[4] == "group-sums-negate (b, C-dominant groups, tree level 4, level below cut)"
+    assert sums[7] == "group-sums-negate (b, product groups, tree level 2, level below cut)"
+    assert len(sums) == 8 and len(terms) == 2 and len(negate) == 4 and len(in_range) == 4
+    assert negate[2] == "units-negate (b, quanta and group terms cut, units 2-5)"
+    assert in_range == ["units-in-range (b, units 0-0)", "units-in-range (b, units 1-1)",
+                        "units-in-range (b, units 2-5)", "units-in-range (b, units 6-6)"]
+
+
+def test_block_chain_of_single_product_groups_cuts_only_the_quanta() -> None:
+    from tcspec.proofs.sign import block_unit_chain
+
+    names = [q.name for q in block_unit_chain(_desc("dense-mx-e4m3"), 32, "a")]
+    assert not any(n.startswith("group-") for n in names)
+    assert "units-negate (a, quanta cut, units 0-15)" in names
+    assert [n for n in names if n.startswith("c-path")] == [
+        "c-path-negates (a, tree level 1, units cut)",
+        *(f"c-path-negates (a, tree level {i}, level below cut)" for i in range(2, 7))]
 
 
 @pytest.mark.full
 def test_block_chain_proves_the_smallest_nvfp4_row() -> None:
     row = check(_desc("dense-nvfp4"), 16, Settings(second_solver=None))
     assert row.result == PROVED and row.method == CHAIN, row.detail
-    assert len(row.lemmas) == 26
+    assert len(row.lemmas) == 52
 
 
 def test_a_group_alignment_that_floors_negatives_stops_the_block_chain(monkeypatch) -> None:
@@ -178,4 +201,5 @@ def test_a_group_alignment_that_floors_negatives_stops_the_block_chain(monkeypat
 
     monkeypatch.setattr(blockscaled, "align_to_quantum", floors)
     row = check(_desc("dense-nvfp4"), 16, FAST)
-    assert row.result != PROVED and "units-negate (a, quanta cut" in row.detail, row.detail
+    assert row.result != PROVED, row.detail
+    assert "units-negate (a, quanta and group terms cut" in row.detail, row.detail
