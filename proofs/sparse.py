@@ -784,9 +784,10 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         premises = []
         for role in which:
             for g, (dense, sparse) in enumerate(group_pairs(runs, role, part)):
-                pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
                 if level == "group":
                     pairs, bound = [(dense.total, sparse.total)], 1 << (sparse.total.width - 1)
+                else:
+                    pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
                 for c, (x, y) in enumerate(pairs):
                     free = ops.variable(f"cut!{role}!{level}{part.start + g}!{c}", y.width)
                     stand_in[x.node.id] = ops.sext(free, x.width).node
