@@ -298,6 +298,204 @@ def _unit_relation(ops: Ops, runs: _MaskRuns, dense: Sequence[BV], sparse: Seque
     return facts
 
 
+Level = list[tuple[BV, BV, int]]
+"""One level of both runs' sum trees: ``(dense node, sparse node, bound on the sparse one)``."""
+
+
+@dataclasses.dataclass
+class SumPath:
+    """One path's units and exact sum in both runs (:func:`spec.accumulate.exact_sum`), and
+    when the path is read (``None``: always)."""
+
+    dense_units: list[BV]
+    sparse_units: list[BV]
+    dense_total: BV
+    sparse_total: BV
+    when: Bool | None = None
+
+
+def _climb(ops: Ops, level: list[Any], times: int, add: Callable[[Any, Any], Any]) -> list[Any]:
+    """``times`` levels of ``ops.sum``'s balanced tree (adjacent pairs, an odd last one
+    carried up) over ``level``."""
+    for _ in range(times):
+        paired = [add(x, y) for x, y in zip(level[0::2], level[1::2])]
+        level = paired + level[len(paired) * 2:]
+    return level
+
+
+def sum_levels(ops: Ops, path: SumPath, size: int, kept: int) -> list[Level]:
+    """Both runs' sum trees from the sparsity chunks up (section 2.6). Level 0 pairs each
+    chunk's partial sum, the dense tree's node over its ``size`` logical lanes with the
+    sparse tree's over the ``kept`` lanes they compact to (C's leaf carried last); above
+    it the two trees have one shape, up to the totals (checked by node id: hash-consing
+    gives back the DAG's own nodes). A sparse leaf of width ``w`` is bounded by
+    ``2^(w-1)``, an inner node by the sum of its children's bounds."""
+    wd, ws = path.dense_total.width, path.sparse_total.width
+    dense = _climb(ops, [ops.sext(u, wd) for u in path.dense_units],
+                   (size - 1).bit_length(), ops.add)
+    sparse = _climb(ops, [(ops.sext(u, ws), 1 << (u.width - 1)) for u in path.sparse_units],
+                    (kept - 1).bit_length(), lambda x, y: (ops.add(x[0], y[0]), x[1] + y[1]))
+    if len(dense) != len(sparse):
+        raise InternalError("the two sum trees do not meet at the sparsity chunks")
+    level: Level = [(x, y, bound) for x, (y, bound) in zip(dense, sparse)]
+    levels = [level]
+    while len(level) > 1:
+        level = _climb(ops, level, 1, lambda x, y: (ops.add(x[0], y[0]), ops.add(x[1], y[1]),
+                                                     x[2] + y[2]))
+        levels.append(level)
+    ((root, root_sparse, bound),) = level
+    if (root.node.id, root_sparse.node.id) != (path.dense_total.node.id,
+                                               path.sparse_total.node.id):
+        raise InternalError("an exact sum is not ops.sum's tree over its units")
+    if bound >= 1 << (ws - 1):
+        raise InternalError("a sparse exact sum could wrap")
+    return levels
+
+
+def level_facts(ops: Ops, level: Level, when: Bool | None) -> list[Bool]:
+    """Each node of ``level``: the dense node is the sparse one sign extended, and the
+    sparse one is within its bound (when the path is read)."""
+    facts = [ops.and_(ops.eq(x, ops.sext(y, x.width)), ops.sle(-bound, y), ops.sle(y, bound))
+             for x, y, bound in level]
+    return facts if when is None else [ops.implies(when, f) for f in facts]
+
+
+def level_cut(ops: TraceOps, level: Level, name: str, when: Bool | None
+              ) -> tuple[dict[int, Node], list[Bool]]:
+    """``level``'s nodes free: the sparse one a variable under its bound, the dense one its
+    sign extension (where the path is not read, a variable of its own); sound by the
+    query that proved :func:`level_facts` of ``level``."""
+    stand_in: dict[int, Node] = {}
+    premises = []
+    for i, (x, y, bound) in enumerate(level):
+        free = ops.variable(f"cut!{name}!{i}", y.width)
+        dense = ops.sext(free, x.width)
+        within = ops.and_(ops.sle(-bound, free), ops.sle(free, bound))
+        if when is not None:
+            dense = ops.ite(when, dense, ops.variable(f"cut!{name}!other{i}", x.width))
+            within = ops.implies(when, within)
+        if x.node.id in stand_in or y.node.id in stand_in:
+            raise InternalError("two nodes of a sum tree level share a node")
+        stand_in[x.node.id], stand_in[y.node.id] = dense.node, free.node
+        premises.append(within)
+    return stand_in, premises
+
+
+def shared_flag(ops: TraceOps, name: str) -> Bool:
+    """The free flag ``name`` of ``ops``, declared on first use."""
+    node = ops.inputs.get(name)
+    return ops.bool_variable(name) if node is None else ops.wrap_bool(node)
+
+
+UnitsCut = Callable[[TraceOps, "_MaskRuns"], tuple[dict[int, Node], list[Bool]]]
+"""Stage nodes of both runs free under the relations earlier queries proved: the cut and
+its premises."""
+RunsOf = Callable[[Ops, Variables], "_MaskRuns"]
+
+
+def word_equal_query(desc: Descriptor, variables: tuple[tuple[str, int], ...],
+                     runs_of: RunsOf, cut: UnitsCut, what: str) -> Query:
+    """``word-equal``: the violation with ``cut`` applied under its premises (the relations
+    earlier queries proved of the nodes it replaces); D then reads no A or B word
+    (checked), so the query is about what lies past the cut alone."""
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        if not isinstance(ops, TraceOps):
+            return runs.violation(ops), {}
+        stand_in, premises = cut(ops, runs)
+        (cut_violation,), _ = cut_nodes([runs.violation(ops).node],
+                                        lambda n: stand_in.get(n.id), ops=ops)
+        words = {name for name, _ in variables if name[0] in "ab"}
+        reached = {n.params[0] for n in free_variables([cut_violation])} & words
+        if reached:
+            raise InternalError(f"{desc.name}: with its {what} cut, D still reads "
+                                f"{sorted(reached)[:4]}")
+        return ops.and_(ops.wrap_bool(cut_violation), *premises), {}
+
+    return Query(f"word-equal ({what} cut)", "forall", variables, body, cut_at=f"the {what}")
+
+
+def tree_queries(desc: Descriptor, variables: tuple[tuple[str, int], ...], runs_of: RunsOf,
+                 paths: Callable[[TraceOps, _MaskRuns], list[SumPath]], units_cut: UnitsCut,
+                 rest_cut: Callable[[TraceOps, _MaskRuns], dict[int, Node]],
+                 parts: Sequence[range], what: str) -> list[Query]:
+    """The masking chain from the units to D along both runs' sum trees (:func:`sum_levels`).
+
+    ``chunk-sums-alike``: with the units cut (``units_cut``), each chunk of ``parts`` meets
+    :func:`level_facts` (C's leaf with the first part); ``sum-level i``: with level
+    ``i - 1`` cut (:func:`level_cut`), level ``i`` does; ``word-equal``: the violation with
+    the totals cut and ``rest_cut`` (``what``: quanta or path choice, special flags). When
+    the sums are not those trees (a changed spec), one ``word-equal`` with the units cut.
+    """
+    size, rule = sparse_rule(desc)
+    kept = SPARSE_KEPT[rule]
+    ops = TraceOps()
+    traced = runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
+    try:
+        depth = len(sum_levels(ops, paths(ops, traced)[0], size, kept))
+    except InternalError:
+        def whole(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
+            stand_in, premises = units_cut(ops, runs)
+            return {**stand_in, **rest_cut(ops, runs)}, premises
+
+        return [word_equal_query(desc, variables, runs_of, whole, f"units, {what}")]
+
+    def cut_query(build: Callable[[TraceOps, _MaskRuns], tuple[Bool, dict[int, Node]]]
+                  ) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            runs = runs_of(ops, values)
+            if not isinstance(ops, TraceOps):
+                return runs.violation(ops), {}
+            bad, stand_in = build(ops, runs)
+            (cut,), _ = cut_nodes([ops.and_(runs.hypothesis, bad).node],
+                                  lambda n: stand_in.get(n.id), ops=ops)
+            return ops.wrap_bool(cut), {}
+
+        return body
+
+    def chunks(part: range) -> QueryBody:
+        def build(ops: TraceOps, runs: _MaskRuns) -> tuple[Bool, dict[int, Node]]:
+            stand_in, premises = units_cut(ops, runs)
+            facts = []
+            for path in paths(ops, runs):
+                level = sum_levels(ops, path, size, kept)[0]
+                chosen = level[part.start:part.stop] + (level[-1:] if part.start == 0 else [])
+                facts += level_facts(ops, chosen, path.when)
+            return ops.and_(*premises, ops.not_(ops.all_(facts))), stand_in
+
+        return cut_query(build)
+
+    def level(index: int) -> QueryBody:
+        def build(ops: TraceOps, runs: _MaskRuns) -> tuple[Bool, dict[int, Node]]:
+            stand_in: dict[int, Node] = {}
+            premises, facts = [], []
+            for p, path in enumerate(paths(ops, runs)):
+                levels = sum_levels(ops, path, size, kept)
+                cut, within = level_cut(ops, levels[index - 1], f"level{index - 1}!{p}",
+                                        path.when)
+                stand_in.update(cut)
+                premises += within
+                facts += level_facts(ops, levels[index], path.when)
+            return ops.and_(*premises, ops.not_(ops.all_(facts))), stand_in
+
+        return cut_query(build)
+
+    def totals_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
+        stand_in, premises = rest_cut(ops, runs), []
+        for p, path in enumerate(paths(ops, runs)):
+            cut, within = level_cut(ops, sum_levels(ops, path, size, kept)[-1], f"total!{p}",
+                                    path.when)
+            stand_in.update(cut)
+            premises += within
+        return stand_in, premises
+
+    return [*(Query(f"chunk-sums-alike (units cut, lanes {size * part.start}-"
+                    f"{size * part.stop - 1})", "forall", variables, chunks(part),
+                    cut_at="the units") for part in parts),
+            *(Query(f"sum-level {i} (level {i - 1} cut)", "forall", variables, level(i),
+                    cut_at=f"level {i - 1} of the sum trees") for i in range(1, depth)),
+            word_equal_query(desc, variables, runs_of, totals_cut, f"sums, {what}")]
+
 LANES_PER_UNIT_QUERY = 8
 """A ``units-relate`` (``chunk-maxima-agree``, ``quanta-range``) query covers the chunks of
 at most this many logical lanes: one query over all 64 lanes of sparse-e4m3 gives no answer
@@ -396,27 +594,29 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
 
         return body
 
-    def word_equal(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        runs = mask_runs(ops, desc, k, values, keeps)
-        if not isinstance(ops, TraceOps):
-            return runs.violation(ops), {}
+    def runs_of(ops: Ops, values: Variables) -> _MaskRuns:
+        return mask_runs(ops, desc, k, values, keeps)
+
+    def paths(ops: TraceOps, runs: _MaskRuns) -> list[SumPath]:
         dense, sparse = units(runs)
-        stand_in = quantum_cut(ops, runs)
+        return [SumPath(dense, sparse, runs.dense["convert"]["units"],
+                        runs.sparse["convert"]["units"])]
+
+    def units_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
+        dense, sparse = units(runs)
         free_dense = [ops.variable(f"cut!dense{j}", u.width) for j, u in enumerate(dense)]
         free_sparse = [ops.variable(f"cut!sparse{i}", u.width) for i, u in enumerate(sparse)]
+        stand_in: dict[int, Node] = {}
         for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
             stand_in.setdefault(real.node.id, free.node)
+        return stand_in, _unit_relation(ops, runs, free_dense, free_sparse, size, kept)
+
+    def rest_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
+        stand_in = quantum_cut(ops, runs)
         for f, x, y in runs.specials():
             shared = ops.bool_variable(f"cut!{f}")
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
-        (cut,), _ = cut_nodes([runs.violation(ops).node], lambda n: stand_in.get(n.id), ops=ops)
-        words = {name for name, _ in variables if not name.startswith("meta")}
-        reached = {n.params[0] for n in free_variables([cut])} & words
-        if reached:
-            raise InternalError(f"{desc.name}: with its units, quanta and special flags cut, "
-                                f"D still reads {sorted(reached)[:4]}")
-        premises = _unit_relation(ops, runs, free_dense, free_sparse, size, kept)
-        return ops.and_(ops.wrap_bool(cut), *premises), {}
+        return stand_in
 
     ops = TraceOps()
     traced = mask_runs(ops, desc, k, {n: ops.variable(n, w) for n, w in variables}, keeps)
@@ -433,8 +633,8 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
                        f"{size * part.stop - 1})", "forall", variables, units_relate(part),
                        cut_products=True, cut_at="the quanta")
                  for part in parts),
-               Query("word-equal (units, quanta, special flags cut)", "forall", variables,
-                     word_equal, cut_at="the units, quanta and special flags")]
+               *tree_queries(desc, variables, runs_of, paths, units_cut, rest_cut, parts,
+                             "quanta, special flags")]
     return queries, ("two runs of build_dot (sparse; dense on the logical K with A and B "
                      "zeroed where the nibble mask is clear), cut at the chunk maxima, the "
                      "quanta and units "
@@ -648,7 +848,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         stand_in = {}
         for name in chosen:
             x, y = runs.dense["block_choice"][name], runs.sparse["block_choice"][name]
-            shared = (ops.bool_variable(f"cut!{name}") if name == "c_dominant" else
+            shared = (shared_flag(ops, f"cut!{name}") if name == "c_dominant" else
                       ops.variable(f"cut!{name}", x.width))
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
         return stand_in
@@ -854,17 +1054,17 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
         return body
 
-    def word_equal(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        runs = runs_of(ops, values)
-        if not isinstance(ops, TraceOps):
-            return runs.violation(ops), {}
+    def units_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
+        """The path choice cut and every unit free under the relations ``units-relate``
+        proved (groups of one: per lane; larger groups: the dense group's units the sparse
+        one's sign extended, C-dominant ones only on that path)."""
         stand_in = choice_cut(ops, runs)
         premises = []
+        c_path = ops.wrap_bool(stand_in[runs.sparse["block_choice"]["c_dominant"].node.id])
         for role in roles:
             dense, sparse = runs.dense["groups"][role], runs.sparse["groups"][role]
             free_sparse = [ops.variable(f"cut!{role}!sparse{i}", u.width)
                            for i, u in enumerate(sparse)]
-            c_path = ops.wrap_bool(stand_in[runs.sparse["block_choice"]["c_dominant"].node.id])
             if per_lane:
                 free_dense = [ops.variable(f"cut!{role}!dense{j}", u.width)
                               for j, u in enumerate(dense)]
@@ -879,17 +1079,29 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                                   for g, x in enumerate(free_dense)]
             for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
                 stand_in.setdefault(real.node.id, free.node)
+        return stand_in, premises
+
+    def specials_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
+        stand_in = {}
         for f, x, y in runs.specials():
             shared = ops.bool_variable(f"cut!{f}")
             stand_in[x.node.id] = stand_in[y.node.id] = shared.node
-        (cut,), _ = cut_nodes([runs.violation(ops).node], lambda n: stand_in.get(n.id),
-                              ops=ops)
-        words = {name for name, _ in variables if name[0] in "ab"}
-        reached = {n.params[0] for n in free_variables([cut])} & words
-        if reached:
-            raise InternalError(f"{desc.name}: with its units, path choice and special "
-                                f"flags cut, D still reads {sorted(reached)[:4]}")
-        return ops.and_(ops.wrap_bool(cut), *premises), {}
+        return stand_in
+
+    def paths(ops: TraceOps, runs: _MaskRuns) -> list[SumPath]:
+        """Both paths' units and sums; the C-dominant one read on that path only."""
+        c_path = shared_flag(ops, "cut!c_dominant")
+        return [SumPath(runs.dense["groups"][role], runs.sparse["groups"][role],
+                        runs.dense["groups"][total], runs.sparse["groups"][total], when)
+                for role, total, when in (("product_units", "product_total", None),
+                                          ("c_units", "c_total", c_path))]
+
+    def rest_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
+        return {**choice_cut(ops, runs), **specials_cut(ops, runs)}
+
+    def whole_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
+        stand_in, premises = units_cut(ops, runs)
+        return {**stand_in, **specials_cut(ops, runs)}, premises
 
     def label(which: tuple[str, ...], part: range) -> str:
         if per_lane:
@@ -925,8 +1137,10 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                    Query(f"units-relate (choice{'' if per_lane else ', group sums'} cut, "
                          f"{label(*part)})", "forall", variables, units_relate(*part),
                          cut_products=per_lane, cut_at="the path choice")]),
-               Query("word-equal (units, path choice, special flags cut)", "forall", variables,
-                     word_equal, cut_at="the units, path choice and special flags")]
+               *(tree_queries(desc, variables, runs_of, paths, units_cut, rest_cut, chunk_parts,
+                              "path choice, special flags") if per_lane else
+                 [word_equal_query(desc, variables, runs_of, whole_cut,
+                                   "units, path choice, special flags")])]
     return queries, ("two runs: build_dot (sparse) and the dense rules on the logical K ("
                      f"{_block_detail(desc)}) with A and B zeroed where the nibble mask is "
                      "clear, cut at the chunk maxima, the path choice, the units their groups "
