@@ -665,6 +665,8 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, Kernel] = {}
 _FAILED: dict[Descriptor, str] = {}
 _BY_DESCRIPTOR: dict[tuple[object, ...], Kernel] = {}
+"""Kernels in use, by their settings and cache folder (a changed ``TCSPEC_CACHE_DIR``
+loads from the new folder)."""
 _SEEN: dict[Descriptor, int] = {}
 
 
@@ -701,9 +703,9 @@ def kernel_for(desc: Descriptor, *, build: bool = True, flags: Sequence[str] = C
     Returns None when it is not cached and ``build`` is false; raises
     :class:`KernelBuildError` when there is no compiler or the build fails.
     """
-    settings = (desc, tuple(flags), block, segment, remat)
+    settings = (desc, tuple(flags), block, segment, remat, cache_dir())
     kernel = _BY_DESCRIPTOR.get(settings)
-    if kernel is not None:
+    if kernel is not None and kernel.path.exists():
         return kernel
     start = time.perf_counter()
     source, inputs = _source(desc, block, segment, remat)
@@ -726,10 +728,10 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
     key = "\n".join([GENERATOR_VERSION, _compiler_identity(cc), _host_identity(),
                      " ".join(flags), source])
     digest = hashlib.sha256(key.encode()).hexdigest()
+    target = cache_dir() / f"kernel-{digest[:32]}.so"
     with _LOCK:
-        if digest in _LOADED:
-            return _LOADED[digest]
-        target = cache_dir() / f"kernel-{digest[:32]}.so"
+        if str(target) in _LOADED and target.exists():
+            return _LOADED[str(target)]
         compiled = False
         if not target.exists():
             if not build:
@@ -754,7 +756,7 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
             strided.argtypes = [ctypes.c_int64] * 5 + [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 2
         kernel = Kernel(name, inputs, target, compiled, time.perf_counter() - start, function,
                         single, strided)
-        _LOADED[digest] = kernel
+        _LOADED[str(target)] = kernel
         return kernel
 
 

@@ -256,3 +256,19 @@ def test_datapaths_with_one_dag_share_one_cached_kernel():
     kernels.forget_loaded()
     again = kernels.kernel_for(twin, build=False)
     assert again is not None and again.path == first.path
+
+
+def test_a_changed_cache_folder_is_looked_up_again(monkeypatch, tmp_path):
+    """A kernel in use from one cache folder is not returned for another: after
+    ``forget_loaded`` the lookup without building finds what was built in the new one."""
+    desc = CATALOG["i8-s8-s8-wrap"].descriptor
+    for name in ("_LOADED", "_BY_DESCRIPTOR"):
+        monkeypatch.setattr(kernels, name, {})
+    monkeypatch.setenv("TCSPEC_CACHE_DIR", str(tmp_path / "one"))
+    first = kernels.kernel_for(desc)
+    monkeypatch.setenv("TCSPEC_CACHE_DIR", str(tmp_path / "two"))
+    second = kernels.kernel_for(desc)
+    assert second.path.parent == tmp_path / "two" and second.path != first.path
+    kernels.forget_loaded()
+    again = kernels.kernel_for(desc, build=False)
+    assert again is not None and again.path == second.path
