@@ -247,10 +247,12 @@ class _MaskRuns:
     hypothesis: Bool
     mask: list[Bool]
     slots: list[list[Bool]]
+    """Per compacted lane, one flag per position of its chunk: the slot holds that lane."""
     dense: Record
     sparse: Record
     d_dense: BV
     d_sparse: BV
+    dense_words: tuple[list[BV], list[BV]]
 
     def violation(self, ops: Ops) -> Bool:
         return ops.and_(self.hypothesis, ops.ne(self.d_sparse, self.d_dense))
@@ -277,7 +279,8 @@ def mask_runs(ops: Ops, desc: Descriptor, k: int, values: Variables,
     slots = [slot for chunk in range(k // size)
              for slot in kept_positions(ops, nibble(ops, inputs.metadata, chunk), rule)]
     return _MaskRuns(legal(ops, desc, inputs), mask, slots, dense, sparse,
-                     ops.extract(d_dense, width - 1, 0), ops.extract(d_sparse, width - 1, 0))
+                     ops.extract(d_dense, width - 1, 0), ops.extract(d_sparse, width - 1, 0),
+                     (masked(ops, inputs.a, mask), masked(ops, inputs.b, mask)))
 
 
 def _unit_relation(ops: Ops, runs: _MaskRuns, dense: Sequence[BV], sparse: Sequence[BV],
@@ -296,6 +299,103 @@ def _unit_relation(ops: Ops, runs: _MaskRuns, dense: Sequence[BV], sparse: Seque
     if chunks.start == 0:
         facts.append(ops.eq(sparse[-1], dense[-1]))
     return facts
+
+
+UnitPairs = Callable[["_MaskRuns"], list[tuple[list[BV], list[BV]]]]
+"""Each path's units in both runs (dense: K lanes and C; sparse: K/2 lanes and C)."""
+StageCut = Callable[[TraceOps, "_MaskRuns"], dict[int, Node]]
+
+
+def lane_selection(ops: Ops, runs: _MaskRuns, size: int, kept: int, chunks: range
+                   ) -> list[Bool]:
+    """What ``lanes-select`` proves of the words both runs' lanes read (section 5): a slot
+    that holds a logical lane reads that lane's A and B words on the sparse side, which
+    the masked dense side reads there too; a cleared lane reads zero words."""
+    a, b = runs.sparse["sparse"]["a"], runs.sparse["sparse"]["b"]
+    dense_a, dense_b = runs.dense_words
+    facts = []
+    for chunk in chunks:
+        for i in range(kept * chunk, kept * (chunk + 1)):
+            facts += [ops.implies(flag, ops.and_(ops.eq(a[i], dense_a[size * chunk + p]),
+                                                 ops.eq(b[i], dense_b[size * chunk + p])))
+                      for p, flag in enumerate(runs.slots[i])]
+        facts += [ops.implies(ops.not_(runs.mask[j]), ops.and_(ops.eq(dense_a[j], 0),
+                                                              ops.eq(dense_b[j], 0)))
+                  for j in range(size * chunk, size * (chunk + 1))]
+    return facts
+
+
+def one_unit_dag(ops: TraceOps, runs: _MaskRuns, pairs: Sequence[tuple[list[BV], list[BV]]],
+                 cut: dict[int, Node], size: int, kept: int, chunks: range) -> bool:
+    """Whether, with ``cut`` applied to both runs, each compacted lane's units with its A and
+    B words renamed to those of a logical lane of its chunk is that logical lane's units
+    node, and C's units are one node: then equal words give equal units (one DAG, one
+    function), so :func:`lane_selection` gives :func:`_unit_relation`'s slot facts."""
+    a, b = runs.sparse["sparse"]["a"], runs.sparse["sparse"]["b"]
+    dense_a, dense_b = runs.dense_words
+
+    def rebuilt(unit: BV, rename: dict[int, Node]) -> int:
+        (node,), _ = cut_nodes([unit.node], lambda n: rename.get(n.id), ops=ops)
+        return node.id
+
+    for dense, sparse in pairs:
+        if chunks.start == 0 and rebuilt(dense[-1], cut) != rebuilt(sparse[-1], cut):
+            return False
+        for chunk in chunks:
+            for i in range(kept * chunk, kept * (chunk + 1)):
+                for p, flag in enumerate(runs.slots[i]):
+                    j = size * chunk + p
+                    if flag.node.is_const and not flag.node.value:
+                        continue
+                    rename = {**cut, a[i].node.id: dense_a[j].node,
+                              b[i].node.id: dense_b[j].node}
+                    if rebuilt(sparse[i], rename) != rebuilt(dense[j], cut):
+                        return False
+    return True
+
+
+def unit_queries(desc: Descriptor, variables: tuple[tuple[str, int], ...], runs_of: RunsOf,
+                 pairs: UnitPairs, cut: StageCut, part: range, label: str, lift: QueryBody
+                 ) -> list[Query] | None:
+    """``units-relate`` over chunks ``part`` by one DAG (:func:`one_unit_dag`, checked on the
+    traced runs): ``lanes-select`` on the real words (:func:`lane_selection`) and
+    ``cleared-lanes-zero``: with ``cut`` applied, each logical lane's units on zero words
+    are 0. Together they give :func:`_unit_relation`. ``None`` when the two runs' units are
+    not one DAG (a changed spec): then the caller asks the relation itself."""
+    size, rule = sparse_rule(desc)
+    kept = SPARSE_KEPT[rule]
+    ops = TraceOps()
+    traced = runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
+    if not one_unit_dag(ops, traced, pairs(traced), cut(ops, traced), size, kept, part):
+        return None
+
+    def select(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        facts = lane_selection(ops, runs, size, kept, part)
+        return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
+
+    def cleared(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        if not isinstance(ops, TraceOps):
+            return runs.violation(ops), {}
+        stand_in = cut(ops, runs)
+        dense_a, dense_b = runs.dense_words
+        lanes = range(size * part.start, size * part.stop)
+        words = [(ops.variable(f"cut!zero_a{j}", dense_a[j].width),
+                  ops.variable(f"cut!zero_b{j}", dense_b[j].width)) for j in lanes]
+        premises = [ops.and_(ops.eq(x, 0), ops.eq(y, 0)) for x, y in words]
+        zeros = []
+        for dense, _ in pairs(runs):
+            for j, (x, y) in zip(lanes, words):
+                zero = {**stand_in, dense_a[j].node.id: x.node, dense_b[j].node.id: y.node}
+                (unit,), _ = cut_nodes([dense[j].node], lambda n, z=zero: z.get(n.id),
+                                       ops=ops)
+                zeros.append(ops.eq(BV(ops, unit, dense[j].width), 0))
+        return ops.and_(*premises, ops.not_(ops.all_(zeros))), {}
+
+    return [Query(f"lanes-select ({label})", "forall", variables, select, lift=lift),
+            Query(f"cleared-lanes-zero ({label})", "forall", variables, cleared,
+                  cut_at="the quanta and a cleared lane's words")]
 
 
 Level = list[tuple[BV, BV, int]]
@@ -629,10 +729,12 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
                Query("quanta-agree (chunk maxima cut)" if tree else "quanta-agree", "forall",
                      variables, quanta_agree, lift=violation,
                      cut_at="the chunk maxima" if tree else ""),
-               *(Query(f"units-relate (quanta cut, lanes {size * part.start}-"
-                       f"{size * part.stop - 1})", "forall", variables, units_relate(part),
-                       cut_products=True, cut_at="the quanta")
-                 for part in parts),
+               *(query for part in parts for query in unit_queries(
+                   desc, variables, runs_of, lambda runs: [units(runs)], quantum_cut, part,
+                   f"lanes {size * part.start}-{size * part.stop - 1}", violation) or [
+                   Query(f"units-relate (quanta cut, lanes {size * part.start}-"
+                         f"{size * part.stop - 1})", "forall", variables, units_relate(part),
+                         cut_products=True, cut_at="the quanta")]),
                *tree_queries(desc, variables, runs_of, paths, units_cut, rest_cut, parts,
                              "quanta, special flags")]
     return queries, ("two runs of build_dot (sparse; dense on the logical K with A and B "
@@ -1109,6 +1211,16 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         path = "product" if which == ("product_units",) else "C-dominant"
         return f"{path} groups {part.start}-{part.stop - 1}"
 
+    def unit_pairs(runs: _MaskRuns) -> list[tuple[list[BV], list[BV]]]:
+        return [(runs.dense["groups"][role], runs.sparse["groups"][role]) for role in roles]
+
+    by_dag: dict[range, list[Query]] = {}
+    for _, part in parts if per_lane else []:
+        found = unit_queries(desc, variables, runs_of, unit_pairs, choice_cut, part,
+                             label(roles, part), violation)
+        if found is not None:
+            by_dag[part] = found
+
     ops = TraceOps()
     tree = block_maxima(ops, runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
                         ) is not None
@@ -1121,9 +1233,10 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                        lift=violation) for part in (chunk_parts if tree else [])),
                Query("maxima-agree (chunk maxima cut)", "forall", variables, maxima_agree,
                      lift=violation, cut_at="the chunk maxima"),
+               *(query for part in parts for query in by_dag.get(part[1], [])),
                *(Query(f"quanta-range ({label(*part)})", "forall", variables, in_range(*part),
-                       lift=violation) for part in parts),
-               *(query for part in parts for query in (
+                       lift=violation) for part in parts if part[1] not in by_dag),
+               *(query for part in parts if part[1] not in by_dag for query in (
                    [] if per_lane else [
                        *([Query(f"pairs-sum-alike ({label(*part)})", "forall", variables,
                                 pairs_sum_alike(*part), lift=violation)] if by_pairs else []),

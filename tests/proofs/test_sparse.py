@@ -63,8 +63,10 @@ def test_masking_chain_proves_sparse_tf32_k4() -> None:
     assert row.result == PROVED and row.method == CHAIN
     assert [lem["name"] for lem in row.lemmas] == [
         "hypothesis satisfiable", "specials-agree", "chunk-maxima-agree (lanes 0-3)",
-        "quanta-agree (chunk maxima cut)", "units-relate (quanta cut, lanes 0-3)",
-        "word-equal (units, quanta, special flags cut)"]
+        "quanta-agree (chunk maxima cut)", "lanes-select (lanes 0-3)",
+        "cleared-lanes-zero (lanes 0-3)", "chunk-sums-alike (units cut, lanes 0-3)",
+        "sum-level 1 (level 0 cut)", "sum-level 2 (level 1 cut)",
+        "word-equal (sums, quanta, special flags cut)"]
     assert all(lem["result"] in (PROVED, "witness") for lem in row.lemmas)
 
 
@@ -80,8 +82,9 @@ def test_masking_chain_refutes_a_wrong_mask_with_replayed_words() -> None:
 
 def test_masking_chain_parts_cover_every_lane() -> None:
     queries, _ = sparse.masking_chain(lookup("sparse-e4m3").descriptor, 64)
-    parts = [q.name for q in queries if q.name.startswith("units-relate")]
-    assert parts == [f"units-relate (quanta cut, lanes {i}-{i + 7})" for i in range(0, 64, 8)]
+    parts = [q.name for q in queries if q.name.startswith(("lanes-select", "cleared-lanes"))]
+    assert parts == [f"{name} (lanes {i}-{i + 7})" for i in range(0, 64, 8)
+                     for name in ("lanes-select", "cleared-lanes-zero")]
 
 
 def test_kept_positions_follow_section_5() -> None:
