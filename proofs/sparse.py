@@ -612,13 +612,20 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
     raw (checked once on the traced DAG; else ``quanta-agree`` is asked
     whole); ``quanta-agree`` (chunk maxima cut): so the quanta the ``align``
     stages report are equal. ``units-relate``
-    (both quanta one free ``q``, products cut): every cleared logical lane
+    (both quanta one free ``q``): every cleared logical lane
     aligns to 0 units, every compacted lane to the units of the logical lane
     its slot holds (slots from the nibble bits, section 5), C to the same units.
-    ``word-equal``: the violation with every unit free under exactly those
-    relations, the quanta one free ``q`` and the special flags shared free
-    flags; D then reads no A, B or C word (checked), so the query is about the
-    sums, conversion and specials alone. ``keeps``: another mask (a wrong one, for tests).
+    It is split (:func:`unit_queries`) into a structural step outside the solver,
+    that with the quanta cut a compacted lane's units with its words renamed to a
+    logical lane's are that lane's units node (:func:`one_unit_dag`: one DAG, one
+    function), and two solver queries, ``lanes-select`` (a slot reads the words of
+    the lane it holds) and ``cleared-lanes-zero``; when the structural step fails
+    (a changed spec) the relation is asked whole. ``chunk-sums-alike``,
+    ``sum-level`` and ``word-equal`` then follow both runs' sum trees with every
+    unit free under exactly those relations, the quanta one free ``q`` and the
+    special flags shared free flags; D then reads no A, B or C word (checked), so
+    those queries are about the sums, conversion and specials alone. ``keeps``:
+    another mask (a wrong one, for tests).
     """
     size, rule = sparse_rule(desc)
     kept = SPARSE_KEPT[rule]
