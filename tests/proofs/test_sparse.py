@@ -203,3 +203,13 @@ def test_within_and_below_power_state_their_bounds_exactly() -> None:
         for k in range(-3, 9):
             shift = ops.const(k & 0xFF, 8)
             assert bool(below_power(ops, x, shift).node) == (raw < 2 ** k), (raw, k)
+
+
+def test_masking_chain_asks_units_relate_whole_when_the_runs_are_not_one_dag(monkeypatch):
+    """Without the one-DAG step (a spec whose two runs' units differ in shape) the chain asks
+    the unit relation of the solver itself, and still proves."""
+    monkeypatch.setattr(sparse, "one_unit_dag", lambda *args: False)
+    row = sparse.check_masking(lookup("sparse-tf32").descriptor, 4, FAST)
+    names = [lem["name"] for lem in row.lemmas]
+    assert row.result == PROVED and "units-relate (quanta cut, lanes 0-3)" in names
+    assert not any(name.startswith("lanes-select") for name in names)
