@@ -18,6 +18,7 @@ A solver that does not decide is ``unknown`` with its time, never a verdict.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -77,6 +78,8 @@ class Settings:
     second_solver: str | None = AUTO
     second_timeout: float = 30.0
     jobs: int = 1
+    second_later: bool = False
+    """Leave the second opinions to :func:`second_opinions` (the runner's second pass)."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +259,21 @@ class Row:
         return data
 
 
+def second_summary(outcomes: Sequence[Outcome]) -> dict[str, Any] | None:
+    """A row's second opinion: ``proved`` when the second solver proved every query the
+    first did, else the first other verdict (``unknown`` when some query had none)."""
+    seconds_list = [o.second for o in outcomes if o.second]
+    if not seconds_list:
+        return None
+    agreed = all(s["result"] == PROVED for s in seconds_list)
+    return {"solver": "+".join(sorted({s["solver"] for s in seconds_list})),
+            "result": PROVED if agreed and len(seconds_list) == sum(
+                o.result == PROVED for o in outcomes) else
+            (UNKNOWN if agreed else next(s["result"] for s in seconds_list
+                                         if s["result"] != PROVED)),
+            "seconds": round(sum(s["seconds"] for s in seconds_list), 2)}
+
+
 def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Outcome],
                       method: str, detail: str = "") -> Row:
     """Combine query outcomes into a row: every query must reach its verdict.
@@ -285,16 +303,7 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
         reasons = [f"{o.query}: {o.result}" + (f" ({o.reason})" if o.reason else "")
                    for o in outcomes if o.result not in (PROVED, WITNESS)]
         detail = "; ".join(filter(None, [detail, *reasons]))
-    seconds_list = [o.second for o in outcomes if o.second]
-    second = None
-    if seconds_list:
-        agreed = all(s["result"] == PROVED for s in seconds_list)
-        second = {"solver": "+".join(sorted({s["solver"] for s in seconds_list})),
-                  "result": PROVED if agreed and len(seconds_list) == sum(
-                      o.result == PROVED for o in outcomes) else
-                  (UNKNOWN if agreed else next(s["result"] for s in seconds_list
-                                               if s["result"] != PROVED)),
-                  "seconds": round(sum(s["seconds"] for s in seconds_list), 2)}
+    second = second_summary(outcomes)
     lemmas = []
     if method in (LEMMAS, CHAIN, NORMAL_FORM) or len(outcomes) > 1:
         lemmas = [{"name": o.query, "result": o.result, "solver": o.solver,
@@ -311,12 +320,33 @@ def check_queries(prop: str, desc: Descriptor, k: int, queries: Sequence[Query],
     order = list(SECOND_OPINIONS)
     for query in queries:
         outcome = decide(query, settings.solver, settings.timeout)
-        if method != LEMMAS:
+        if method != LEMMAS and not settings.second_later:
             outcome = cross_check(outcome, query, settings, order)
         outcomes.append(outcome)
         if outcome.result not in (PROVED, WITNESS):
             break
-    return row_from_outcomes(prop, desc, k, outcomes, method, detail)
+    row = row_from_outcomes(prop, desc, k, outcomes, method, detail)
+    if method != LEMMAS and settings.second_later and settings.second_solver:
+        row.pending = list(zip(outcomes, queries))
+    return row
+
+
+def second_opinions(row: Row, settings: Settings) -> float:
+    """The second pass of a row decided with ``second_later``: every proved query re-run by
+    the second solver (:func:`cross_check`), the lemmas and the row's ``second`` filled in;
+    the seconds it took (0 when nothing was left)."""
+    pending = getattr(row, "pending", None)
+    if not pending:
+        return 0.0
+    start = time.perf_counter()
+    order = list(SECOND_OPINIONS)
+    for index, (outcome, query) in enumerate(pending):
+        cross_check(outcome, query, settings, order)
+        if row.lemmas:
+            row.lemmas[index]["second"] = outcome.second
+    row.second = second_summary([outcome for outcome, _ in pending])
+    del row.pending
+    return time.perf_counter() - start
 
 
 def lift_refuted(row: Row, monolithic: Query, settings: Settings) -> Row:

@@ -9,6 +9,7 @@ child processes, so ``jobs`` rows run at once in threads.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import time
@@ -18,7 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcspec.proofs.core import PROVED, UNKNOWN, Property, Row, Settings, timed
+from tcspec.proofs.core import (
+    PROVED,
+    UNKNOWN,
+    Property,
+    Row,
+    Settings,
+    second_opinions,
+    timed,
+)
 from tcspec.smt.solve import stop_solvers
 from tcspec.spec.catalog import CATALOG, lookup
 from tcspec.spec.descriptor import Descriptor
@@ -99,31 +108,58 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
 
 
 def run_rows(rows: Sequence[RowSpec], settings: Settings,
-             progress: Callable[[Row, int, int], None] | None = None) -> list[Row]:
-    """Decide every row, ``settings.jobs`` at a time; results in the order given."""
-    results: dict[int, Row] = {}
+             progress: Callable[[Row, int, int], None] | None = None,
+             second_progress: Callable[[Row, int, int], None] | None = None,
+             passes: dict[str, float] | None = None) -> list[Row]:
+    """Decide every row, ``settings.jobs`` at a time; results in the order given.
+
+    With a second solver there are two passes: the first decides every row with the first
+    solver alone (``progress`` per row), the second asks the second solver of every query
+    the first proved (``second_progress`` per row). ``passes`` gets each pass's wall
+    seconds (``first_pass_seconds``, ``second_pass_seconds``)."""
+    first = dataclasses.replace(settings, second_later=bool(settings.second_solver))
 
     def one(spec: RowSpec) -> Row:
-        row = timed(lambda: spec.prop.check(spec.desc, spec.k, settings),
+        row = timed(lambda: spec.prop.check(spec.desc, spec.k, first),
                     f"{spec.prop.name} {spec.desc.name} K={spec.k}")
         row.property, row.datapath, row.k, row.hardware_k = (spec.prop.name, spec.desc.name,
                                                              spec.k, spec.desc.k)
         return row
 
-    pool = ThreadPoolExecutor(max_workers=max(1, settings.jobs))
+    start = time.monotonic()
+    results = _in_pool(rows, one, settings.jobs, progress)
+    middle = time.monotonic()
+    if settings.second_solver:
+        def again(row: Row) -> Row:
+            second_opinions(row, settings)
+            return row
+
+        _in_pool(results, again, settings.jobs, second_progress)
+    if passes is not None:
+        passes["first_pass_seconds"] = round(middle - start, 1)
+        passes["second_pass_seconds"] = round(time.monotonic() - middle, 1)
+    return results
+
+
+def _in_pool(items: Sequence[Any], work: Callable[[Any], Row], jobs: int,
+             progress: Callable[[Row, int, int], None] | None) -> list[Row]:
+    """``work`` on every item, ``jobs`` at a time in threads (the solvers run in child
+    processes); results in the order given; on an interrupt the solvers are stopped."""
+    results: dict[int, Row] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        futures = {pool.submit(one, spec): i for i, spec in enumerate(rows)}
+        futures = {pool.submit(work, item): i for i, item in enumerate(items)}
         for future in as_completed(futures):
             row = future.result()
             results[futures[future]] = row
             if progress:
-                progress(row, len(results), len(rows))
+                progress(row, len(results), len(items))
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         stop_solvers()
         raise
     pool.shutdown()
-    return [results[i] for i in range(len(rows))]
+    return [results[i] for i in range(len(items))]
 
 
 def describe_row(row: Row) -> str:
@@ -170,7 +206,8 @@ def merged_rows(previous: dict[str, Any], rows: Sequence[Row]
 
 
 def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
-                 previous: dict[str, Any] | None = None) -> tuple[str, str]:
+                 previous: dict[str, Any] | None = None,
+                 passes: dict[str, float] | None = None) -> tuple[str, str]:
     """The texts of ``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table).
 
     With ``previous`` (the committed report), only ``rows`` are re-decided: they replace
@@ -178,7 +215,7 @@ def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
     meta = {"solver": settings.solver, "timeout": settings.timeout,
             "second_solver": settings.second_solver, "second_timeout": settings.second_timeout,
             "jobs": settings.jobs, "wall_seconds": round(seconds, 1),
-            "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **(passes or {})}
     if previous is None:
         table, runs, stamps = list(rows), [dict(meta, index=0)], {}
     else:
@@ -192,7 +229,10 @@ def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
         lines.append(f"Run {run['index']}, {run['finished']} ({what}): {run['solver']} "
                      f"(per-query timeout {run['timeout']:g} s), second opinion "
                      f"{run['second_solver'] or 'none'} ({run['second_timeout']:g} s), "
-                     f"{run['jobs']} jobs, {run['wall_seconds'] / 60:.1f} minutes wall.")
+                     f"{run['jobs']} jobs, {run['wall_seconds'] / 60:.1f} minutes wall"
+                     + (f" (first pass {run['first_pass_seconds'] / 60:.1f}, second opinions "
+                        f"{run['second_pass_seconds'] / 60:.1f})."
+                        if "first_pass_seconds" in run else "."))
     lines += ["", "Counts: " + ", ".join(f"{v} {k}" for k, v in
                                          sorted(summary_counts(table).items())),
               "", "| property | datapath | K | result | solver | s | method | second opinion "

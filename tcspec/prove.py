@@ -90,8 +90,9 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
 
 
-def print_rows(results: Sequence[Row], seconds: float) -> None:
-    """Each row's verdict, detail and words, then the counts."""
+def print_rows(results: Sequence[Row], seconds: float,
+               passes: dict[str, float] | None = None) -> None:
+    """Each row's verdict, detail and words, then the counts (and each pass's time)."""
     for row in results:
         print(describe_row(row))
         if row.detail:
@@ -99,7 +100,9 @@ def print_rows(results: Sequence[Row], seconds: float) -> None:
         if row.words:
             print("    words: " + ", ".join(f"{k}=0x{v:X}" for k, v in row.words.items()))
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
-    print(f"{len(results)} row(s) in {seconds:.0f}s: {counts}")
+    split = (f" (first pass {passes['first_pass_seconds']:.0f}s, second opinions "
+             f"{passes['second_pass_seconds']:.0f}s)" if passes else "")
+    print(f"{len(results)} row(s) in {seconds:.0f}s{split}: {counts}")
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
@@ -162,8 +165,14 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
             beat.note(f"{done}/{total} rows decided")
             beat.log(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)")
 
+        def second_progress(row: Any, done: int, total: int) -> None:
+            beat.note(f"second opinions: {done}/{total} rows")
+            beat.log(f"[second {done}/{total}] {describe_row(row)} "
+                     f"({time.monotonic() - started:.0f}s)")
+
+        passes: dict[str, float] = {}
         try:
-            results = run_rows(rows, settings, progress)
+            results = run_rows(rows, settings, progress, second_progress, passes)
         except InternalError as exc:
             print(f"tcspec: error: internal error in prove (not a verdict): {exc}",
                   file=sys.stderr)
@@ -172,11 +181,11 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
             return EXIT_INTERNAL
     seconds = time.monotonic() - started
     if temps is not None:
-        texts = report_texts(results, settings, seconds, _previous_report(args))
+        texts = report_texts(results, settings, seconds, _previous_report(args), passes)
         for temp, text in zip(temps, texts, strict=True):
             temp.write_text(text, encoding="utf-8")
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
     else:
-        print_rows(results, seconds)
+        print_rows(results, seconds, passes)
     return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH

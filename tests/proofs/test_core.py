@@ -22,6 +22,7 @@ from tcspec.proofs.core import (
     check_queries,
     decide,
     row_from_outcomes,
+    second_opinions,
 )
 from tcspec.smt.solve import SOLVERS, check_sat, run_script
 from tcspec.smt.trace import TraceOps
@@ -103,6 +104,41 @@ def test_rows_combine_verdicts_and_second_opinions():
     assert row.result == UNKNOWN and "q: refuted" in row.detail
     row = check_queries("demo", TF32, 8, [false_lemma], Settings(second_solver=None))
     assert row.result == REFUTED and row.words
+
+
+def test_second_opinions_can_wait_for_a_second_pass():
+    """With ``second_later`` the row has no second opinion until :func:`second_opinions`
+    asks the second solver of each proved query; the lemmas then carry theirs."""
+    commutes = _query("forall", lambda ops, x, y: ops.ne(ops.add(x, y), ops.add(y, x)))
+    settings = Settings(second_solver=AUTO, second_timeout=30)
+    row = check_queries("demo", TF32, 8, [commutes, commutes],
+                        dataclasses.replace(settings, second_later=True), method="chain")
+    assert row.result == PROVED and row.second is None
+    assert all(lem["second"] is None for lem in row.lemmas)
+    assert second_opinions(row, settings) > 0
+    assert row.second["result"] == PROVED
+    assert all(lem["second"]["result"] == PROVED for lem in row.lemmas)
+    assert second_opinions(row, settings) == 0
+
+
+def test_the_matrix_runs_the_second_opinions_after_every_first_verdict(monkeypatch):
+    order = []
+
+    def check(desc, k, settings):
+        order.append(("first", desc.name))
+        return check_queries("demo", desc, k, [_query("forall", lambda ops, x, y: ops.ne(
+            ops.add(x, y), ops.add(y, x)))], settings, method="chain")
+
+    prop = dataclasses.replace(runner.properties()["permutation"], check=check)
+    rows = [runner.RowSpec(prop, lookup(name).descriptor, 4)
+            for name in ("dense-tf32", "dense-bf16")]
+    passes = {}
+    results = runner.run_rows(rows, Settings(second_solver=AUTO, jobs=2),
+                              second_progress=lambda row, done, total: order.append(
+                                  ("second", row.datapath)), passes=passes)
+    assert [step for step, _ in order] == ["first", "first", "second", "second"]
+    assert all(r.second and r.second["result"] == PROVED for r in results)
+    assert set(passes) == {"first_pass_seconds", "second_pass_seconds"}
 
 
 def test_rows_are_selected_by_property_datapath_and_k():

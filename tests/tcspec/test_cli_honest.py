@@ -197,7 +197,7 @@ def test_prove_prints_a_heartbeat_while_a_row_runs(capsys, monkeypatch):
 
     monkeypatch.setattr(tcspec.smt.progress, "HEARTBEAT_SECONDS", 0.1)
     monkeypatch.setattr(prove, "run_rows",
-                        lambda rows, settings, progress=None: (time.sleep(0.6), [])[1])
+                        lambda rows, settings, *progress: (time.sleep(0.6), [])[1])
     code, _, err = run(capsys, "prove", "--fast")
     assert code == 0 and "still working" in err
 

@@ -169,7 +169,7 @@ def test_prove_report_holds_the_lock_of_the_report(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(prove, "REPORT_JSON", tmp_path / "REPORT.json")
     monkeypatch.setattr(prove, "REPORT_MD", tmp_path / "REPORT.md")
     monkeypatch.setattr(prove, "write_report", lambda *a, **k: None, raising=False)
-    monkeypatch.setattr(prove, "run_rows", lambda rows, settings, progress=None: [])
+    monkeypatch.setattr(prove, "run_rows", lambda rows, settings, *progress: [])
     (tmp_path / ".REPORT.json.lock").write_text(f"{os.getpid()}\n")
     code, _, err = run(capsys, "prove", "--report")
     assert code == 2 and "being written" in err
@@ -183,7 +183,7 @@ def test_prove_report_replaces_the_report_atomically(tmp_path, capsys, monkeypat
     monkeypatch.setattr(prove, "REPORT_JSON", json_path)
     monkeypatch.setattr(prove, "REPORT_MD", md_path)
     monkeypatch.setattr(prove, "write_report", lambda *a, **k: None, raising=False)
-    monkeypatch.setattr(prove, "run_rows", lambda rows, settings, progress=None: [])
+    monkeypatch.setattr(prove, "run_rows", lambda rows, settings, *progress: [])
     code, _, _ = run(capsys, "prove", "--report")
     assert code == 0 and json.loads(json_path.read_text())["rows"] == []
     assert md_path.read_text().startswith("# Proof report")
