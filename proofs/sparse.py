@@ -342,6 +342,7 @@ def one_unit_dag(ops: TraceOps, runs: _MaskRuns, pairs: Sequence[tuple[list[BV],
         if chunks.start == 0 and rebuilt(dense[-1], cut) != rebuilt(sparse[-1], cut):
             return False
         for chunk in chunks:
+            logical = {j: rebuilt(dense[j], cut) for j in range(size * chunk, size * (chunk + 1))}
             for i in range(kept * chunk, kept * (chunk + 1)):
                 for p, flag in enumerate(runs.slots[i]):
                     j = size * chunk + p
@@ -349,27 +350,41 @@ def one_unit_dag(ops: TraceOps, runs: _MaskRuns, pairs: Sequence[tuple[list[BV],
                         continue
                     rename = {**cut, a[i].node.id: dense_a[j].node,
                               b[i].node.id: dense_b[j].node}
-                    if rebuilt(sparse[i], rename) != rebuilt(dense[j], cut):
+                    if rebuilt(sparse[i], rename) != logical[j]:
                         return False
     return True
 
 
 def unit_queries(desc: Descriptor, variables: tuple[tuple[str, int], ...], runs_of: RunsOf,
-                 pairs: UnitPairs, cut: StageCut, part: range, label: str, lift: QueryBody
-                 ) -> list[Query] | None:
-    """``units-relate`` over chunks ``part`` by one DAG (:func:`one_unit_dag`, checked on the
-    traced runs): ``lanes-select`` on the real words (:func:`lane_selection`) and
-    ``cleared-lanes-zero``: with ``cut`` applied, each logical lane's units on zero words
-    are 0. Together they give :func:`_unit_relation`. ``None`` when the two runs' units are
-    not one DAG (a changed spec): then the caller asks the relation itself."""
-    size, rule = sparse_rule(desc)
-    kept = SPARSE_KEPT[rule]
+                 pairs: UnitPairs, cut: StageCut, parts: Sequence[range],
+                 label: Callable[[range], str], lift: QueryBody) -> dict[range, list[Query]]:
+    """``units-relate`` over the chunks of each of ``parts`` by one DAG (:func:`one_unit_dag`,
+    checked once on the traced runs): ``lanes-select`` on the real words
+    (:func:`lane_selection`) and ``cleared-lanes-zero``: with ``cut`` applied, each logical
+    lane's units on zero words are 0. Together they give :func:`_unit_relation`. A part is
+    missing when the two runs' units are not one DAG there (a changed spec): then the
+    caller asks the relation itself."""
     ops = TraceOps()
     traced = runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
-    if not one_unit_dag(ops, traced, pairs(traced), cut(ops, traced), size, kept, part):
-        return None
+    traced_pairs, traced_cut = pairs(traced), cut(ops, traced)
+    size, rule = sparse_rule(desc)
+    kept = SPARSE_KEPT[rule]
+    return {part: _unit_part_queries(variables, runs_of, pairs, cut, (size, kept), part,
+                                     label(part), lift)
+            for part in parts
+            if one_unit_dag(ops, traced, traced_pairs, traced_cut, size, kept, part)}
+
+
+def _unit_part_queries(variables: tuple[tuple[str, int], ...], runs_of: RunsOf,
+                       pairs: UnitPairs, cut: StageCut, chunk: tuple[int, int], part: range,
+                       label: str, lift: QueryBody) -> list[Query]:
+    """:func:`unit_queries`' two queries over the chunks of ``part`` (``chunk``: logical
+    lanes per chunk and how many it keeps)."""
+    size, kept = chunk
 
     def select(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        runs = runs_of(ops, values)
+        facts = lane_selection(ops, runs, size, kept, part)
         runs = runs_of(ops, values)
         facts = lane_selection(ops, runs, size, kept, part)
         return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
@@ -728,6 +743,9 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
     ops = TraceOps()
     traced = mask_runs(ops, desc, k, {n: ops.variable(n, w) for n, w in variables}, keeps)
     tree = window_maxima(ops, traced) is not None
+    by_dag = unit_queries(desc, variables, runs_of, lambda runs: [units(runs)], quantum_cut,
+                          parts, lambda part: f"lanes {size * part.start}-{size * part.stop - 1}",
+                          violation)
     queries = [Query("hypothesis satisfiable", "exists", variables, possible),
                Query("specials-agree", "forall", variables, specials_agree, lift=violation),
                *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
@@ -736,9 +754,7 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
                Query("quanta-agree (chunk maxima cut)" if tree else "quanta-agree", "forall",
                      variables, quanta_agree, lift=violation,
                      cut_at="the chunk maxima" if tree else ""),
-               *(query for part in parts for query in unit_queries(
-                   desc, variables, runs_of, lambda runs: [units(runs)], quantum_cut, part,
-                   f"lanes {size * part.start}-{size * part.stop - 1}", violation) or [
+               *(query for part in parts for query in by_dag.get(part) or [
                    Query(f"units-relate (quanta cut, lanes {size * part.start}-"
                          f"{size * part.stop - 1})", "forall", variables, units_relate(part),
                          cut_products=True, cut_at="the quanta")]),
@@ -1221,12 +1237,9 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     def unit_pairs(runs: _MaskRuns) -> list[tuple[list[BV], list[BV]]]:
         return [(runs.dense["groups"][role], runs.sparse["groups"][role]) for role in roles]
 
-    by_dag: dict[range, list[Query]] = {}
-    for _, part in parts if per_lane else []:
-        found = unit_queries(desc, variables, runs_of, unit_pairs, choice_cut, part,
-                             label(roles, part), violation)
-        if found is not None:
-            by_dag[part] = found
+    by_dag = unit_queries(desc, variables, runs_of, unit_pairs, choice_cut,
+                          [part for _, part in parts] if per_lane else [],
+                          lambda part: label(roles, part), violation)
 
     ops = TraceOps()
     tree = block_maxima(ops, runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
