@@ -199,7 +199,8 @@ def check_sign(desc: Any, k: int, settings: Settings) -> Row:
     model = chaining.model(desc, k)
     if desc.algorithm == "fused-dot":
         return check_queries("arch-sign-symmetry", desc, k,
-                             [*unit_chain(model, k, "a"), *unit_chain(model, k, "b")],
+                             [*unit_chain(model, k, "a", cut_sum=False),
+                              *unit_chain(model, k, "b", cut_sum=False)],
                              settings, CHAIN, "two runs of build_dot (signs flipped), cut at "
                              "the units its first align stage reports (units-negate, then "
                              "word-negates with them free) and at the multipliers; zero stays "

@@ -500,64 +500,6 @@ def staged(desc: Descriptor) -> bool:
                                        rules.scale_window) == (1, 1, None)
 
 
-def unit_chain(desc: Descriptor, k: int, operand: str) -> list[Query]:
-    """Sign symmetry of a window path as two queries cut at ``build_dot``'s aligned units.
-
-    ``units-negate``: in the two runs (signs flipped or not) the quanta that
-    ``build_dot`` reports in its ``align`` stage are equal and each unit of
-    the flipped run is the negated unit, never the most negative value.
-    ``word-negates``: the violation with the units of the first run free
-    (``v_i``, not the most negative value), those of the flipped run
-    replaced by ``-v_i`` and both quanta by one free ``q``, which is sound
-    by ``units-negate``. Products are cut in both (:mod:`proofs.cutpoints`).
-    """
-    d_format = FORMATS[desc.d_type]
-    assert isinstance(d_format, FloatFormat)
-    variables = layout_variables(desc, k)
-    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
-        desc.d_type)
-    width = output_width(desc)
-
-    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, list[BV], list[BV], BV, BV]:
-        inputs = dot_inputs(desc, k, values)
-        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
-        flipped = dataclasses.replace(inputs, c=_flip(ops, inputs.c, c_bit),
-                                      **{operand: lanes})
-        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
-        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
-        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
-                list(first["align"]["units"]), list(second["align"]["units"]),
-                first["align"]["quantum"], second["align"]["quantum"])
-
-    def units_negate(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        _, _, units, flipped, q, q2 = runs(ops, values)
-        bad = [ops.ne(q, q2)]
-        for u, v in zip(units, flipped):
-            bad += [ops.ne(v, ops.neg(u)), ops.eq(u, 1 << (u.width - 1))]
-        return ops.any_(bad), {}
-
-    def word_negates(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        d, d2, units, flipped, q, q2 = runs(ops, values)
-        violation = ops.ne(d2, negated(ops, d, d_format))
-        if not isinstance(ops, TraceOps):
-            return violation, {"d": d, "d_flipped": d2}
-        free = [ops.variable(f"unit!{i}", u.width) for i, u in enumerate(units)]
-        quantum = ops.variable("unit!q", q.width)
-        stand_in = {q.node.id: quantum.node, q2.node.id: quantum.node}
-        for u, v, x in zip(units, flipped, free):
-            if u.node.id in stand_in or v.node.id in stand_in:
-                raise InternalError(f"{desc.name}: two units share a node")
-            stand_in[u.node.id], stand_in[v.node.id] = x.node, ops.neg(x).node
-        (cut,), _ = cut_nodes([violation.node], lambda n: stand_in.get(n.id), ops=ops)
-        premises = [ops.ne(x, 1 << (x.width - 1)) for x in free]
-        return ops.and_(ops.wrap_bool(cut), *premises), {}
-
-    return [Query(f"units-negate ({operand})", "forall", variables, units_negate,
-                  cut_products=True),
-            Query(f"word-negates ({operand}, units cut)", "forall", variables, word_negates,
-                  cut_products=True)]
-
-
 Level = list[tuple[BV, BV, int]]
 """Nodes of one level of a sum tree in both runs: ``(node, flipped run's node, bound)``."""
 
@@ -573,6 +515,161 @@ def sum_tree(ops: Ops, leaves: Level) -> list[Level]:
         level = paired + level[len(paired) * 2:]
         levels.append(level)
     return levels
+
+
+def level_facts(ops: Ops, level: Level) -> Bool:
+    """Each node of ``level``: the flipped run's node is the negated node, whose magnitude
+    is within its bound (so it is not the minimum)."""
+    return ops.all_([ops.and_(ops.eq(x2, ops.neg(x)), ops.sle(-bound, x), ops.sle(x, bound),
+                              ops.ne(x, 1 << (x.width - 1)))
+                     for x, x2, bound in level])
+
+
+def negated_cut(ops: TraceOps, chosen: dict[int, Node], pairs: list[tuple[BV, BV]],
+                name: str, desc: Descriptor) -> list[Bool]:
+    """Cut each pair ``(x, x2)`` (a node and the flipped run's node) to ``y`` and ``-y``
+    in ``chosen``; returns the premises ``y`` is not the minimum."""
+    premises = []
+    for i, (x, x2) in enumerate(pairs):
+        if x.node.id in chosen or x2.node.id in chosen:
+            raise InternalError(f"{desc.name}: two cut nodes share a node")
+        y = ops.variable(f"cut!{name}!{i}", x.width)
+        chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+        premises.append(ops.ne(y, 1 << (y.width - 1)))
+    return premises
+
+
+def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> list[Query]:
+    """Sign symmetry of a window path as a chain of queries on two runs of ``build_dot``'s
+    DAG (signs flipped or not), cut at the units its ``align`` stage reports, at each level
+    of :func:`spec.accumulate.exact_sum`'s tree over them and at the sum its ``convert``
+    stage encodes.
+
+    - ``units-negate``: the two runs' quanta are equal and each unit of the flipped run is
+      the negated unit, never the most negative value.
+    - ``sum-negates`` (one query per level of :func:`sum_tree`; the first with the units
+      cut to ``v_i`` and ``-v_i``, ``v_i`` not the minimum; then the level below cut, free
+      under its facts): each node of the flipped run is the negated node, within the sum
+      of its leaves' bounds (so never the minimum). The root is checked to be the sum the
+      ``convert`` stage reports (hash-consing gives back the DAG's own node).
+    - ``word-negates`` (sum cut to ``s`` and ``-s``, ``s`` not the minimum, both quanta to
+      one ``q``): the violation is unsat.
+
+    With ``cut_sum=False``, or where the traced sum is not that tree (models whose
+    ``convert`` stage is not the sum of the first ``align`` stage's units, a broken
+    ``exact_sum``), ``word-negates`` is asked with the units cut instead of the tree.
+    Products are cut in each query (:mod:`proofs.cutpoints`).
+    """
+    d_format = FORMATS[desc.d_type]
+    assert isinstance(d_format, FloatFormat)
+    variables = layout_variables(desc, k)
+    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
+        desc.d_type)
+    width = output_width(desc)
+
+    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, dict, dict]:
+        inputs = dot_inputs(desc, k, values)
+        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
+        flipped = dataclasses.replace(inputs, c=_flip(ops, inputs.c, c_bit),
+                                      **{operand: lanes})
+        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
+        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
+        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
+                *({"units": list(stage["align"]["units"]), "quantum": stage["align"]["quantum"],
+                   "sum": stage["convert"]["units"] if "convert" in stage else None}
+                  for stage in (first, second)))
+
+    def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        d, d2, _, _ = runs(ops, values)
+        return ops.ne(d2, negated(ops, d, d_format)), {"d": d, "d_flipped": d2}
+
+    def units_negate(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        _, _, first, second = runs(ops, values)
+        bad = [ops.ne(first["quantum"], second["quantum"])]
+        for u, v in zip(first["units"], second["units"]):
+            bad += [ops.ne(v, ops.neg(u)), ops.eq(u, 1 << (u.width - 1))]
+        return ops.any_(bad), {}
+
+    def quantum_cut(ops: TraceOps, first: dict, second: dict) -> dict[int, Node]:
+        q = ops.variable("unit!q", first["quantum"].width).node
+        return {first["quantum"].node.id: q, second["quantum"].node.id: q}
+
+    def levels(ops: Ops, first: dict, second: dict) -> list[Level]:
+        total, total2 = first["sum"], second["sum"]
+        if total is None or total2 is None:
+            raise InternalError(f"{desc.name}: no convert stage reports the sum")
+        leaves = [(ops.sext(u, total.width), ops.sext(v, total.width), (1 << (u.width - 1)) - 1)
+                  for u, v in zip(first["units"], second["units"])]
+        tree = sum_tree(ops, leaves)
+        ((root, root2, bound),) = tree[-1]
+        if (root.node.id, root2.node.id) != (total.node.id, total2.node.id):
+            raise InternalError(f"{desc.name}: the sum is not ops.sum's tree over the units")
+        if bound >= 1 << (total.width - 1):
+            raise InternalError(f"{desc.name}: the sum could reach its minimum")
+        return tree
+
+    def sum_level(index: int) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, second = runs(ops, values)
+            if not isinstance(ops, TraceOps):
+                return violated(ops, values)
+            tree = levels(ops, first, second)
+            chosen = quantum_cut(ops, first, second)
+            if index == 1:
+                premise = ops.all_(negated_cut(ops, chosen, [
+                    (u, v) for u, v in zip(first["units"], second["units"])], "unit", desc))
+            else:
+                below = tree[index - 1]
+                negated_cut(ops, chosen, [(x, x2) for x, x2, _ in below],
+                            f"level{index - 1}", desc)
+                premise = level_facts(ops, below)
+            violation = ops.not_(level_facts(ops, tree[index]))
+            (cut, premise_cut), _ = cut_nodes([violation.node, premise.node],
+                                              lambda n: chosen.get(n.id), ops=ops)
+            return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise_cut)), {}
+        return body
+
+    def word_negates(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        d, d2, first, second = runs(ops, values)
+        violation = ops.ne(d2, negated(ops, d, d_format))
+        if not isinstance(ops, TraceOps):
+            return violation, {"d": d, "d_flipped": d2}
+        chosen = quantum_cut(ops, first, second)
+        if cut_sum:
+            pairs = [(first["sum"], second["sum"])]
+            if pairs[0][0] is None or pairs[0][1] is None:
+                raise InternalError(f"{desc.name}: no convert stage reports the sum")
+        else:
+            pairs = list(zip(first["units"], second["units"]))
+        premises = negated_cut(ops, chosen, pairs, "sum" if cut_sum else "unit", desc)
+        (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.and_(ops.wrap_bool(cut), *premises), {}
+
+    def sum_is_tree() -> bool:
+        ops = TraceOps()
+        _, _, first, second = runs(ops, {name: ops.variable(name, w) for name, w in variables})
+        try:
+            levels(ops, first, second)
+        except InternalError:
+            return False
+        return True
+
+    negate = Query(f"units-negate ({operand})", "forall", variables, units_negate,
+                   cut_products=True, lift=violated)
+    if not (cut_sum and sum_is_tree()):
+        return [negate, Query(f"word-negates ({operand}, units cut)", "forall", variables,
+                              word_negates, cut_products=True, lift=violated,
+                              cut_at="the units and quanta the align stage reports")]
+    depth = (k + 1 - 1).bit_length()
+    return [negate,
+            *(Query(f"sum-negates ({operand}, tree level {index}, "
+                    f"{'units' if index == 1 else 'level below'} cut)", "forall", variables,
+                    sum_level(index), cut_products=True, lift=violated,
+                    cut_at="the units and quanta" if index == 1 else "the tree level below")
+              for index in range(1, depth + 1)),
+            Query(f"word-negates ({operand}, sum cut)", "forall", variables, word_negates,
+                  cut_products=True, lift=violated,
+                  cut_at="the sum and quantum the convert stage encodes")]
 
 
 PRODUCTS_PER_QUERY = 16
@@ -684,13 +781,6 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             raise InternalError(f"{desc.name}: the path sum could reach its minimum")
         return levels
 
-    def level_facts(ops: Ops, level: list[tuple[BV, BV, int]]) -> Bool:
-        """Each node of ``level``: the flipped run's node is the negated node, whose
-        magnitude is within its bound (so it is not the minimum)."""
-        return ops.all_([ops.and_(ops.eq(x2, ops.neg(x)), ops.sle(-bound, x),
-                                  ops.sle(x, bound), ops.ne(x, 1 << (x.width - 1)))
-                         for x, x2, bound in level])
-
     def path_level(on_c: bool, index: int) -> QueryBody:
         """Violation: on the chosen path ``on_c`` (C-dominant or not), level ``index`` of
         :func:`path_levels` breaks :func:`level_facts`, with the level below cut (the
@@ -713,12 +803,8 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             else:
                 chosen = quanta(ops, first, second)
                 below = levels[index - 1]
-                free = [ops.variable(f"cut!level{index - 1}!{i}", x.width)
-                        for i, (x, _, _) in enumerate(below)]
-                for (x, x2, _), y in zip(below, free):
-                    if x.node.id in chosen or x2.node.id in chosen:
-                        raise InternalError(f"{desc.name}: two tree nodes share a node")
-                    chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+                negated_cut(ops, chosen, [(x, x2) for x, x2, _ in below],
+                            f"level{index - 1}", desc)
                 premise = level_facts(ops, below)
             (cut, premise_cut), _ = cut_nodes([violation.node, premise.node],
                                               lambda n: chosen.get(n.id), ops=ops)
@@ -762,14 +848,14 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         violation = ops.ne(d2, negated(ops, d, d_format))
         if not isinstance(ops, TraceOps):
             return violation, {"d": d, "d_flipped": d2}
-        total, q = first["sum"], first["quantum"]
-        s, quantum = ops.variable("cut!sum", total.width), ops.variable("cut!q", q.width)
-        chosen = {total.node.id: s.node, second["sum"].node.id: ops.neg(s).node,
-                  q.node.id: quantum.node, second["quantum"].node.id: quantum.node}
-        if len(chosen) != 4:
-            raise InternalError(f"{desc.name}: the two runs' sums or quanta share a node")
+        q = first["quantum"]
+        quantum = ops.variable("cut!q", q.width)
+        chosen = {q.node.id: quantum.node, second["quantum"].node.id: quantum.node}
+        if len(chosen) != 2:
+            raise InternalError(f"{desc.name}: the two runs' quanta share a node")
+        premises = negated_cut(ops, chosen, [(first["sum"], second["sum"])], "sum", desc)
         (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
-        return ops.and_(ops.wrap_bool(cut), ops.ne(s, 1 << (s.width - 1))), {}
+        return ops.and_(ops.wrap_bool(cut), *premises), {}
 
     def paths(stage: dict) -> list[tuple[bool, BV]]:
         """``(on the C-dominant path, units)`` of every unit the stage reports."""
@@ -904,11 +990,8 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             violation = ops.not_(level_facts(ops, levels[index]))
             chosen: dict[int, Node] = {}
             below = levels[index - 1]
-            for i, (x, x2, _) in enumerate(below):
-                y = ops.variable(f"cut!group_level{index - 1}!{i}", x.width)
-                if x.node.id in chosen or x2.node.id in chosen:
-                    raise InternalError(f"{desc.name}: two tree nodes share a node")
-                chosen[x.node.id], chosen[x2.node.id] = y.node, ops.neg(y).node
+            negated_cut(ops, chosen, [(x, x2) for x, x2, _ in below],
+                        f"group_level{index - 1}", desc)
             (cut, premise), _ = cut_nodes([violation.node, level_facts(ops, below).node],
                                           lambda n: chosen.get(n.id), ops=ops)
             return ops.and_(ops.wrap_bool(cut), ops.wrap_bool(premise)), {}
@@ -1017,13 +1100,17 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
 
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
-    """Two queries (flip A and C, flip B and C) on two runs of ``build_dot``'s own DAG, its
-    multipliers cut (:mod:`proofs.cutpoints`), half the row's time limit each."""
+    """Two chains (flip A and C, flip B and C) on two runs of ``build_dot``'s own DAG, its
+    multipliers cut (:mod:`proofs.cutpoints`), each query its own time limit."""
     if desc.family == "window":
         queries = [*unit_chain(desc, k, "a"), *unit_chain(desc, k, "b")]
         detail = ("two runs of build_dot (signs flipped), cut at the units its align stage "
-                  "reports (units-negate proves u' = -u, q' = q, u never the minimum; "
-                  "word-negates proves D' = -D with them free) and at the multipliers")
+                  "reports (units-negate proves u' = -u, q' = q, u never the minimum), at "
+                  "each level of ops.sum's tree over them (sum-negates: each node negated, "
+                  "within its leaves' bound) and at the sum and quantum its convert stage "
+                  "encodes (word-negates proves D' = -D with them free), and at the "
+                  "multipliers; each query assumes on its cut variables only what an "
+                  "earlier query proved on the real nodes, each its own time limit")
     else:
         queries = [*block_unit_chain(desc, k, "a"), *block_unit_chain(desc, k, "b")]
         detail = ("two runs of build_dot (signs flipped), cut at the quanta, C-dominant choice "
@@ -1034,9 +1121,7 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
                   "sum and quantum its convert stage encodes (each query assumes on its cut "
                   "variables only what an earlier query proved on the real nodes), and at "
                   "the multipliers; each query its own time limit")
-    share = (dataclasses.replace(settings, timeout=settings.timeout / 2)
-             if desc.family == "window" else settings)
-    row = check_queries("sign-symmetry", desc, k, queries, share, CHAIN, detail)
+    row = check_queries("sign-symmetry", desc, k, queries, settings, CHAIN, detail)
     return lift_refuted(row, dataclasses.replace(sign_query(desc, k, "a"), cut_products=False),
                         settings)
 
