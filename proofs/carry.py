@@ -29,6 +29,7 @@ section 7) give different F32 words, and the B200 word
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -511,12 +512,15 @@ def _dot_elements(ops: Ops, desc: Descriptor, group: DotGroup) -> tuple[list[BV]
     return element_values(ops, desc, terms, width), ops.zext(group.scale_pair.mag, width)
 
 
-def _prefix(ops: Ops, xs: list[BV]) -> list[BV]:
-    """``x_1, x_1 + x_2, ..., x_1 + ... + x_n`` (one width, modular)."""
-    sums = [xs[0]]
-    for x in xs[1:]:
-        sums.append(ops.add(sums[-1], x))
-    return sums
+def sum_levels(ops: Ops, xs: list[BV]) -> list[list[BV]]:
+    """The levels of ``ops.sum``'s balanced tree over ``xs`` (adjacent pairs, an odd last
+    node carried up), leaves first; on :class:`TraceOps` the nodes are the DAG's own."""
+    levels = [list(xs)]
+    while len(levels[-1]) > 1:
+        level = levels[-1]
+        paired = [ops.add(x, y) for x, y in zip(level[0::2], level[1::2])]
+        levels.append(paired + level[len(paired) * 2:])
+    return levels
 
 
 def quantum_facts(ops: Ops, desc: Descriptor, group: DotGroup, q: BV) -> Bool:
@@ -572,10 +576,13 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     - ``quantum``: the product path's quantum ``q`` meets :func:`quantum_facts`.
     - ``units-truncate`` (``q`` cut: free at every occurrence under :func:`quantum_facts`,
       sound by ``quantum``): ``u_i = T(X_i)`` with :func:`unit_facts`.
-    - ``product-value``, ``group-sum-value``: ``X_i = y_i s`` and the group sum is
+    - ``product-value``: ``X_i = y_i s``; ``group-sum-elements``, one query per level of
+      the group's own adder tree (the level below cut): each node over the signed element
+      products is the same tree's node over ``y_i``, within a static bound; the root is the
+      group's signed element sum. ``group-sum-value`` (that sum cut): the group sum is
       ``(y_1 + ... + y_G) s`` at exponent ``e``; ``distributive`` for all ``x, y, s``;
       ``group-value``, with ``X_i``, the group sum and every multiplier cut, under those
-      conclusions and ``distributive`` at each prefix ``(y_1 + ... + y_(k-1), y_k)``: the
+      conclusions and ``distributive`` at each node ``L + R`` of that tree over ``y_i``: the
       group sum is ``S_G`` at exponent ``e``.
     - ``group-bound`` (``q`` cut), then ``group-truncates`` (``q``, ``X_i`` and the group sum
       cut, under the conclusions before): ``build_dot``'s group units are ``g = T(S_G)``.
@@ -660,35 +667,101 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
                       for x, y in zip(xs, ys))
         return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
 
+    def signed_sum(group: DotGroup) -> BV:
+        total = group.total.total
+        if total is None:
+            raise InternalError(f"{desc.name}: the first group has no signed element sum")
+        return total
+
+    def element_levels(ops: Ops, group: DotGroup) -> tuple[list[list[BV]], list[list[BV]],
+                                                           list[int]]:
+        """The levels of the group's own adder tree over its signed element products
+        (``GroupSum.placed``; the root checked to be its signed sum) and of the same tree
+        over ``y_i``, with each level's static magnitude bound (a leaf's ``2^(w - 1 - d) - 1``
+        at the sum's width ``w`` and depth ``d``; an inner node's, the sum of its children's)."""
+        ys, _ = _dot_elements(ops, desc, group)
+        placed = sum_levels(ops, list(group.total.placed))
+        if isinstance(ops, TraceOps) and placed[-1][0].node is not signed_sum(group).node:
+            raise InternalError(f"{desc.name}: the group sum is not ops.sum's tree")
+        depth = len(placed) - 1
+        leaf = ((1 << (signed_sum(group).width - 1)) >> depth) - 1
+        bounds = [leaf << level for level in range(depth + 1)]
+        return placed, sum_levels(ops, ys), bounds
+
+    def element_facts(ops: Ops, xs: list[BV], ys: list[BV], bound: int) -> Bool:
+        """Each node: ``y`` is ``x`` sign extended, and ``|x| <= bound``."""
+        return ops.all_(ops.and_(ops.eq(ops.sext(x, y.width), y), ops.sle(-bound, x),
+                                 ops.sle(x, bound)) for x, y in zip(xs, ys))
+
+    def group_sum_elements(index: int) -> QueryBody:
+        """Violation: level ``index`` of :func:`element_levels` breaks :func:`element_facts`
+        (the leaves on the real DAG; above, with the level below cut: each ``x`` free under
+        its bound, its ``y`` the sign extension)."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            group, singles = traced(ops, values)
+            placed, ys, bounds = element_levels(ops, group)
+            bad = ops.and_(dot_hypothesis(ops, group), ops.not_(element_facts(
+                ops, placed[index], ys[index], bounds[index])))
+            if index == 0 or not isinstance(ops, TraceOps):
+                return bad, shown(group, singles)
+            chosen: dict[int, Node] = {}
+            premises = []
+            for i, (x, y) in enumerate(zip(placed[index - 1], ys[index - 1])):
+                free = ops.variable(f"cut!element_level{index - 1}!{i}", x.width)
+                if x.node.id in chosen or y.node.id in chosen:
+                    raise InternalError(f"{desc.name}: two tree nodes share a node")
+                chosen[x.node.id], chosen[y.node.id] = free.node, ops.sext(free, y.width).node
+                premises += [ops.sle(-bounds[index - 1], free), ops.sle(free, bounds[index - 1])]
+            (node,), _ = cut_nodes([ops.and_(bad, *premises).node], lambda n: chosen.get(n.id),
+                                   ops=ops)
+            return ops.wrap_bool(node), shown(group, singles)
+        return body
+
     def group_sum_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        """Violation: the group sum is not ``(y_1 + ... + y_G) s`` at exponent ``e``; on the
+        tracer with the signed element sum ``t`` free and ``y_1 + ... + y_G`` replaced by
+        ``t`` (sound by the root level of ``group-sum-elements``)."""
         group, singles = traced(ops, values)
         _, e = _dot_values(ops, desc, group)
         ys, scale = _dot_elements(ops, desc, group)
         total = group.total
+        ys_sum = ops.sum(ys)
         ok = ops.and_(ops.eq(total.exponent, e),
                       ops.eq(_signed(ops, total.negative, total.mag, scale.width),
-                             ops.mul(_prefix(ops, ys)[-1], scale)))
-        return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
+                             ops.mul(ys_sum, scale)))
+        condition = ops.and_(dot_hypothesis(ops, group), ops.not_(ok))
+        if not isinstance(ops, TraceOps):
+            return condition, shown(group, singles)
+        signed = signed_sum(group)
+        free = ops.variable("cut!signed_sum", signed.width)
+        chosen = {signed.node.id: free.node, ys_sum.node.id: ops.sext(free, ys_sum.width).node}
+        if len(chosen) != 2:
+            raise InternalError(f"{desc.name}: the group's sums share a node")
+        (node,), _ = cut_nodes([condition.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.wrap_bool(node), shown(group, singles)
 
     def group_value(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
         total = group.total
         xs, e = _dot_values(ops, desc, group)
         ys, scale = _dot_elements(ops, desc, group)
-        sums = _prefix(ops, ys)
+        levels = sum_levels(ops, ys)
+        inner = [(level[2 * j], level[2 * j + 1], above[j])
+                 for level, above in itertools.pairwise(levels)
+                 for j in range(len(level) // 2)]
         signed = _signed(ops, total.negative, total.mag, scale.width)
         premises = ops.and_(
             dot_hypothesis(ops, group), ops.eq(total.exponent, e),
-            ops.eq(signed, ops.mul(sums[-1], scale)),
+            ops.eq(signed, ops.mul(levels[-1][0], scale)),
             *(ops.eq(ops.sext(x, scale.width), ops.mul(y, scale)) for x, y in zip(xs, ys)),
-            *(ops.eq(ops.mul(ops.add(before, y), scale),
-                     ops.add(ops.mul(before, scale), ops.mul(y, scale)))
-              for before, y in zip(sums, ys[1:])))
+            *(ops.eq(ops.mul(node, scale), ops.add(ops.mul(left, scale), ops.mul(right, scale)))
+              for left, right, node in inner))
         condition = ops.and_(premises, ops.not_(group_value_facts(
             ops, desc, total, values_sum(ops, desc, xs), e)))
         if not isinstance(ops, TraceOps):
             return condition, shown(group, singles)
-        products = [ops.mul(y, scale) for y in ys] + [ops.mul(t, scale) for t in sums[1:]]
+        products = [ops.mul(y, scale) for y in ys] + [ops.mul(node, scale)
+                                                      for _, _, node in inner]
         chosen = {total.mag.node.id: ops.variable("cut!mag", total.mag.width).node,
                   total.negative.node.id: ops.bool_variable("cut!negative").node,
                   **{x.node.id: ops.variable(f"cut!x{i}", x.width).node
@@ -770,7 +843,13 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
           for part in (range(i, min(i + UNITS_PER_QUERY, g_count))
                        for i in range(0, g_count, UNITS_PER_QUERY))),
         Query("product-value", "forall", variables, product_value, lift=violated),
-        Query("group-sum-value", "forall", variables, group_sum_value, lift=violated),
+        *(Query(f"group-sum-elements (tree level {index}"
+                f"{', level below cut' if index else ''})", "forall", variables,
+                group_sum_elements(index), lift=violated,
+                cut_at="the tree level below" if index else "")
+          for index in range(tree_depth(g_count) + 1)),
+        Query("group-sum-value (signed element sum cut)", "forall", variables,
+              group_sum_value, lift=violated, cut_at="the group's signed element sum"),
         distributive_query(desc),
         Query("group-value (X_i, multipliers, group sum cut)", "forall", variables,
               group_value, lift=violated, cut_at="the product values, the multipliers and "
@@ -796,12 +875,12 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
 CHAIN_DETAIL = (
     "quantum: q meets the quantum facts; units-truncate (q cut, free under those facts): "
     "u_i = T(X_i) with the sign facts (T: toward zero at shift e - q, left shifts only); "
-    "product-value, group-sum-value, distributive and group-value (multipliers cut): the "
-    "group sum is X_1 + ... + X_G at exponent e; group-bound and group-truncates (q and the "
-    "group sum cut): g = T(X_1 + ... + X_G); carry-step (exact, same-sign, any-sign) for all "
-    "integers; carry tree levels and composition per sign case, over free variables only: "
-    "the violation with g, u_i and the products' flags cut, under the sign facts and the "
-    "carry-step conclusions at each node of ops.sum's tree, is unsat.")
+    "product-value, group-sum-elements, group-sum-value, distributive and group-value "
+    "(multipliers cut): the group sum is X_1 + ... + X_G at exponent e; group-bound and "
+    "group-truncates (q and the group sum cut): g = T(X_1 + ... + X_G); carry-step (exact, "
+    "same-sign, any-sign) for all integers; carry tree levels and composition per sign case, "
+    "over free variables only: the violation with g, u_i and the products' flags cut, under "
+    "the sign facts and the carry-step conclusions at each node of ops.sum's tree, is unsat.")
 
 
 def tree_depth(count: int) -> int:
