@@ -58,6 +58,7 @@ from tcspec.proofs.core import (
 from tcspec.proofs.cutpoints import Record, recorded
 from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
+from tcspec.spec.accumulate import exact_sum
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import (
     MXF8F6F4_RULES,
@@ -614,7 +615,9 @@ def tree_queries(desc: Descriptor, variables: tuple[tuple[str, int], ...], runs_
 LANES_PER_UNIT_QUERY = 8
 """A ``units-relate`` (``chunk-maxima-agree``, ``quanta-range``) query covers the chunks of
 at most this many logical lanes: one query over all 64 lanes of sparse-e4m3 gives no answer
-in 120 s, 16 lanes take 15-90 s on a shared machine."""
+in 120 s, 16 lanes take 15-90 s on a shared machine. The block chains ask the chunk maxima
+one chunk a query, equality and bound apart: on sparse-mxf4 two chunks in one query took
+6.9 s, the four queries of one chunk each 4.2 s, eight chunks' bounds alone 18 s."""
 
 
 def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
@@ -912,9 +915,9 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     """Masking of a block path as a chain over ``build_dot``'s sparse DAG and the dense
     rules' DAG on the logical K (:func:`masked_dense`), cut at their stage values.
 
-    ``chunk-maxima-agree``: each chunk's maximum product raw is equal in both
-    runs and bounds the chunk's raws, and P of each run is the balanced tree
-    over those maxima (checked);
+    ``chunk-maxima-agree`` and ``chunk-maxima-bound``, one chunk a query: each
+    chunk's maximum product raw is equal in both runs, and bounds the chunk's
+    raws; P of each run is the balanced tree over those maxima (checked);
     ``maxima-agree``: with the chunk maxima cut, P, S, "some product is
     nonzero", the path choice and both quanta agree. ``quanta-range`` (chunk
     maxima cut, each bounding its chunk's raws): the quanta lie where section
@@ -1003,16 +1006,20 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
             return None
         return [found[0][0], found[1][0]], [found[0][1], found[1][1]]
 
-    def chunks_agree(part: range) -> QueryBody:
+    def chunks_agree(part: range, bound: bool) -> QueryBody:
+        """Violation: a chunk maximum of ``part`` differs between the runs, or (``bound``)
+        does not bound its chunk's raws (:func:`bounded`)."""
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
             found = block_maxima(ops, runs)
             if found is None:
                 raise InternalError(f"{desc.name}: P is no longer the tree of chunk maxima")
             maxima, candidates = found
-            differ = ops.any_(ops.ne(maxima[0][c], maxima[1][c]) for c in part)
-            above = ops.not_(ops.all_(bounded(ops, maxima, candidates, part)))
-            return ops.and_(runs.hypothesis, ops.or_(differ, above)), {}
+            if bound:
+                bad = ops.not_(ops.all_(bounded(ops, maxima, candidates, part)))
+            else:
+                bad = ops.any_(ops.ne(maxima[0][c], maxima[1][c]) for c in part)
+            return ops.and_(runs.hypothesis, bad), {}
 
         return body
 
@@ -1029,7 +1036,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
 
     def in_range(which: tuple[str, ...], part: range) -> QueryBody:
         """The range facts, with the chunk maxima cut and every candidate at most its
-        chunk's maximum (both proved by ``chunk-maxima-agree``)."""
+        chunk's maximum (proved by ``chunk-maxima-agree`` and ``chunk-maxima-bound``)."""
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
             facts = quanta_range(ops, desc, runs, which, part, per_lane)
@@ -1224,8 +1231,49 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     def rest_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
         return {**choice_cut(ops, runs), **specials_cut(ops, runs)}
 
+    def floor_sums(ops: Ops, runs: _MaskRuns) -> list[BV]:
+        """Both runs' sums of the units the subnormal floor keeps (section 4), the dense
+        run's first: ``exact_sum`` over them gives back the DAG's own nodes."""
+        return [exact_sum(ops, [*record["floor"]["kept"], record["groups"]["product_units"][-1]])
+                for record in (runs.dense, runs.sparse)]
+
+    def kept_pairs(runs: _MaskRuns) -> list[tuple[BV, BV]]:
+        return list(zip(runs.dense["floor"]["kept"], runs.sparse["floor"]["kept"]))
+
+    def kept_alike(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        """With the units and the path choice cut (``units-relate``), each group's units
+        the floor keeps (or 0) on the dense side are the sparse group's, sign extended."""
+        runs = runs_of(ops, values)
+        if not isinstance(ops, TraceOps):
+            return runs.violation(ops), {}
+        stand_in, premises = units_cut(ops, runs)
+        bad = ops.and_(runs.hypothesis, *premises, ops.any_(
+            ops.ne(d, ops.sext(sp, d.width)) for d, sp in kept_pairs(runs)))
+        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
+
+    def floor_sums_alike(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        """With the units, the path choice and the kept units cut (``kept-alike``), the
+        dense floored sum is the sparse one sign extended."""
+        runs = runs_of(ops, values)
+        if not isinstance(ops, TraceOps):
+            return runs.violation(ops), {}
+        dense, sparse = floor_sums(ops, runs)
+        stand_in, premises = units_cut(ops, runs)
+        for g, (d, sp) in enumerate(kept_pairs(runs)):
+            free = ops.variable(f"cut!kept{g}", sp.width)
+            stand_in[d.node.id], stand_in[sp.node.id] = ops.sext(free, d.width).node, free.node
+        bad = ops.and_(runs.hypothesis, *premises, ops.ne(dense, ops.sext(sparse, dense.width)))
+        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
+
     def whole_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
         stand_in, premises = units_cut(ops, runs)
+        if floored:
+            dense, sparse = floor_sums(ops, runs)
+            free = ops.variable("cut!floor_sum", sparse.width)
+            stand_in[dense.node.id], stand_in[sparse.node.id] = (ops.sext(free, dense.width).node,
+                                                                 free.node)
         return {**stand_in, **specials_cut(ops, runs)}, premises
 
     def label(which: tuple[str, ...], part: range) -> str:
@@ -1242,15 +1290,20 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                           lambda part: label(roles, part), violation)
 
     ops = TraceOps()
-    tree = block_maxima(ops, runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
-                        ) is not None
+    traced = runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
+    tree = block_maxima(ops, traced) is not None
+    floored = not per_lane and all("floor" in record for record in (traced.dense, traced.sparse))
+    if floored:
+        dense_floor, sparse_floor = floor_sums(ops, traced)
+        floored = dense_floor.width >= sparse_floor.width
     queries = [Query("hypothesis satisfiable", "exists", variables, possible),
                Query("specials-agree", "forall", variables,
                      agree(lambda runs: [(x, y) for _, x, y in runs.specials()]),
                      lift=violation),
-               *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
-                       f"{size * part.stop - 1})", "forall", variables, chunks_agree(part),
-                       lift=violation) for part in (chunk_parts if tree else [])),
+               *(Query(f"chunk-maxima-{'bound' if bound else 'agree'} (lanes "
+                       f"{size * c}-{size * c + size - 1})", "forall", variables,
+                       chunks_agree(range(c, c + 1), bound), lift=violation)
+                 for c in (range(k // size) if tree else []) for bound in (False, True)),
                Query("maxima-agree (chunk maxima cut)", "forall", variables, maxima_agree,
                      lift=violation, cut_at="the chunk maxima"),
                *(query for part in parts for query in by_dag.get(part[1], [])),
@@ -1272,8 +1325,14 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
                          cut_products=per_lane, cut_at="the path choice")]),
                *(tree_queries(desc, variables, runs_of, paths, units_cut, rest_cut, chunk_parts,
                               "path choice, special flags") if per_lane else
-                 [word_equal_query(desc, variables, runs_of, whole_cut,
-                                   "units, path choice, special flags")])]
+                 [*([Query("kept-alike (units, path choice cut)", "forall", variables,
+                            kept_alike, lift=violation, cut_at="the units"),
+                     Query("floor-sums-alike (units, kept units, path choice cut)", "forall",
+                           variables, floor_sums_alike, lift=violation,
+                           cut_at="the units the floor keeps")] if floored else []),
+                  word_equal_query(desc, variables, runs_of, whole_cut,
+                                   "units, floored sum, path choice, special flags" if floored
+                                   else "units, path choice, special flags")])]
     return queries, ("two runs: build_dot (sparse) and the dense rules on the logical K ("
                      f"{_block_detail(desc)}) with A and B zeroed where the nibble mask is "
                      "clear, cut at the chunk maxima, the path choice, the units their groups "

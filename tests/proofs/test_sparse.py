@@ -179,8 +179,8 @@ def test_block_chain_front_proves_on_nvfp4_k32() -> None:
     the chunk maxima before it is cut (a query body raises otherwise)."""
     queries, _ = sparse.block_masking_chain(lookup("sparse-nvfp4").descriptor, 32)
     names = [q.name for q in queries]
-    assert names[:3] == ["hypothesis satisfiable", "specials-agree",
-                         "chunk-maxima-agree (lanes 0-7)"]
+    assert names[:4] == ["hypothesis satisfiable", "specials-agree",
+                         "chunk-maxima-agree (lanes 0-7)", "chunk-maxima-bound (lanes 0-7)"]
     assert names[-1] == "word-equal (units, path choice, special flags cut)"
     assert sum(n.startswith("units-relate") for n in names) == 4 + 1
     for query in queries[2:]:
