@@ -1034,9 +1034,18 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
         return ops.wrap_bool(cut), {}
 
+    def covered_chunks(runs: _MaskRuns, which: tuple[str, ...], part: range) -> range:
+        """The sparsity chunks whose lanes the groups ``part`` of ``which``'s path cover
+        (``part`` itself counts chunks on paths of single products)."""
+        if per_lane:
+            return part
+        group = len(group_pairs(runs, which[0], part)[0][1].placed)
+        return range(part.start * group // kept, part.stop * group // kept)
+
     def in_range(which: tuple[str, ...], part: range) -> QueryBody:
-        """The range facts, with the chunk maxima cut and every candidate at most its
-        chunk's maximum (proved by ``chunk-maxima-agree`` and ``chunk-maxima-bound``)."""
+        """The range facts, with the chunk maxima cut, every maximum below the ceiling and
+        every candidate of the chunks the groups cover at most its chunk's maximum (proved
+        by ``chunk-maxima-agree`` and ``chunk-maxima-bound``)."""
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             runs = runs_of(ops, values)
             facts = quanta_range(ops, desc, runs, which, part, per_lane)
@@ -1045,7 +1054,10 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
             if not isinstance(ops, TraceOps) or found is None:
                 return bad, {}
             maxima, candidates = found
-            premises = ops.all_(bounded(ops, maxima, candidates, range(len(maxima[0]))))
+            premises = ops.all_([*bounded(ops, maxima, candidates,
+                                          covered_chunks(runs, which, part)),
+                                 *(ops.slt(top, QUANTUM_CEILING) for run in maxima
+                                   for top in run)])
             stand_in = maxima_cut(ops, maxima)
             (cut,), _ = cut_nodes([ops.and_(premises, bad).node], lambda n: stand_in.get(n.id),
                                   ops=ops)
@@ -1177,9 +1189,8 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
             found = None if per_lane else block_maxima(ops, runs)
             if found is not None:
                 maxima, candidates = found
-                group = len(group_pairs(runs, which[0], part)[0][1].placed)
-                chunks = range(part.start * group // kept, part.stop * group // kept)
-                bad = ops.and_(bad, *bounded(ops, maxima, candidates, chunks))
+                bad = ops.and_(bad, *bounded(ops, maxima, candidates,
+                                             covered_chunks(runs, which, part)))
                 stand_in.update(maxima_cut(ops, maxima))
             (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
             return ops.wrap_bool(cut), {}
