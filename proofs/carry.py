@@ -693,6 +693,21 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
         return ops.all_(ops.and_(ops.eq(ops.sext(x, y.width), y), ops.sle(-bound, x),
                                  ops.sle(x, bound)) for x, y in zip(xs, ys))
 
+    def element_tree() -> bool:
+        """Whether the traced group sum is ``ops.sum``'s tree over G signed element
+        products (else ``group-sum-elements`` is asked whole, as a changed spec needs)."""
+        ops = TraceOps()
+        group, _ = traced(ops, {name: ops.variable(name, w) for name, w in variables})
+        if group.total.total is None or len(group.total.placed) != g_count:
+            return False
+        return sum_levels(ops, list(group.total.placed))[-1][0].node is group.total.total.node
+
+    def group_sum_whole(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        ys, scale = _dot_elements(ops, desc, group)
+        ok = ops.eq(ops.sext(signed_sum(group), scale.width), ops.sum(ys))
+        return ops.and_(dot_hypothesis(ops, group), ops.not_(ok)), shown(group, singles)
+
     def group_sum_elements(index: int) -> QueryBody:
         """Violation: level ``index`` of :func:`element_levels` breaks :func:`element_facts`
         (the leaves on the real DAG; above, with the level below cut: each ``x`` free under
@@ -843,11 +858,12 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
           for part in (range(i, min(i + UNITS_PER_QUERY, g_count))
                        for i in range(0, g_count, UNITS_PER_QUERY))),
         Query("product-value", "forall", variables, product_value, lift=violated),
-        *(Query(f"group-sum-elements (tree level {index}"
-                f"{', level below cut' if index else ''})", "forall", variables,
-                group_sum_elements(index), lift=violated,
-                cut_at="the tree level below" if index else "")
-          for index in range(tree_depth(g_count) + 1)),
+        *((Query(f"group-sum-elements (tree level {index}"
+                 f"{', level below cut' if index else ''})", "forall", variables,
+                 group_sum_elements(index), lift=violated,
+                 cut_at="the tree level below" if index else "")
+           for index in range(tree_depth(g_count) + 1)) if element_tree() else
+          [Query("group-sum-elements", "forall", variables, group_sum_whole, lift=violated)]),
         Query("group-sum-value (signed element sum cut)", "forall", variables,
               group_sum_value, lift=violated, cut_at="the group's signed element sum"),
         distributive_query(desc),

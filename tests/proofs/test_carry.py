@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from fractions import Fraction
 
@@ -106,7 +107,8 @@ def test_cheap_nvfp4_chain_queries_are_proved() -> None:
     chain = _chain(NVFP4)
     for name, query in chain.items():
         if name.startswith(("carry tree level 1", "composition", "quantum", "group-value",
-                            "group-bound", "group-truncates", "distributive")):
+                            "group-bound", "group-truncates", "distributive",
+                            "group-sum-elements")):
             assert decide(query, "bitwuzla", 60).result == PROVED, name
     for name in ("hypothesis satisfiable (same sign)", "hypothesis satisfiable (mixed signs)"):
         assert decide(chain[name], "bitwuzla", 60).result == WITNESS, name
@@ -145,6 +147,22 @@ def test_the_chain_names_its_queries() -> None:
         assert sum(n.startswith("carry tree level") for n in names) == 3 * levels
         assert sum(n.startswith("composition") for n in names) == 3
         assert f"G={carry.group_size(desc)}" in carry.static_widths(desc)
+
+
+def test_the_element_sum_follows_the_groups_tree_or_is_asked_whole(monkeypatch) -> None:
+    """``group-sum-elements`` is one query per level of the group's own adder tree; when the
+    spec's group is not G products (a changed group size) it is one query, refuted."""
+    names = [n for n in _chain(NVFP4) if n.startswith("group-sum-elements")]
+    assert names == ["group-sum-elements (tree level 0)",
+                     "group-sum-elements (tree level 1, level below cut)",
+                     "group-sum-elements (tree level 2, level below cut)"]
+    from tcspec.spec import blockscaled
+
+    monkeypatch.setattr(blockscaled, "NVFP4_RULES", dataclasses.replace(
+        blockscaled.NVFP4_RULES, product_group=2))
+    chain = _chain(NVFP4)
+    assert [n for n in chain if n.startswith("group-sum-elements")] == ["group-sum-elements"]
+    assert decide(chain["group-sum-elements"], "bitwuzla", 60).result != PROVED
 
 
 def test_truncation_without_carries_is_refuted_and_replays() -> None:
