@@ -617,7 +617,8 @@ LANES_PER_UNIT_QUERY = 8
 at most this many logical lanes: one query over all 64 lanes of sparse-e4m3 gives no answer
 in 120 s, 16 lanes take 15-90 s on a shared machine. The block chains ask the chunk maxima
 one chunk a query, equality and bound apart: on sparse-mxf4 two chunks in one query took
-6.9 s, the four queries of one chunk each 4.2 s, eight chunks' bounds alone 18 s."""
+6.9 s, the same two chunks in four such queries 4.2 s in all, and the bounds of eight
+chunks in one query 18 s."""
 
 
 def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
@@ -938,7 +939,10 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     groups of one product) on the dense side are those of the sparse group
     (lane) they correspond to, C's too. ``word-equal``: the violation with
     every unit, the choice, the quanta, S and the special flags cut under
-    exactly those relations; D then reads no A or B word (checked). A unit that
+    exactly those relations; D then reads no A or B word (checked). With MXF4's
+    subnormal floor, ``kept-alike`` (units cut: each group's kept units, dense the sparse
+    sign extended) and ``floor-sums-alike`` (kept units cut: so is the floored sum) come
+    first, and ``word-equal`` cuts the floored sum too. A unit that
     is one node in both runs (C's units at the C-dominant quantum, a function
     of C alone) takes the dense side's variable; the sparse side's is then only
     bound by the relations, which hold.
