@@ -545,8 +545,11 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
     of :func:`spec.accumulate.exact_sum`'s tree over them and at the sum its ``convert``
     stage encodes.
 
-    - ``units-negate``: the two runs' quanta are equal and each unit of the flipped run is
-      the negated unit, never the most negative value.
+    - ``terms-agree``: every term's raw and nonzero flag are equal in the two runs;
+      ``quanta-agree`` (those cut to one variable for both runs): so are the quanta.
+    - ``units-negate`` (both quanta one free ``q``; :data:`UNITS_PER_WINDOW_QUERY` units a
+      query): each unit of the flipped run is the negated unit; ``units-in-range`` (the
+      first run's real nodes): no unit is the most negative value.
     - ``sum-negates`` (one query per level of :func:`sum_tree`; the first with the units
       cut to ``v_i`` and ``-v_i``, ``v_i`` not the minimum; then the level below cut, free
       under its facts): each node of the flipped run is the negated node, within the sum
@@ -555,9 +558,11 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
     - ``word-negates`` (sum cut to ``s`` and ``-s``, ``s`` not the minimum, both quanta to
       one ``q``): the violation is unsat.
 
-    With ``cut_sum=False``, or where the traced sum is not that tree (models whose
-    ``convert`` stage is not the sum of the first ``align`` stage's units, a broken
-    ``exact_sum``), ``word-negates`` is asked with the units cut instead of the tree.
+    Where the traced sum is not that tree (a broken ``exact_sum``), ``word-negates`` is
+    asked with the units cut instead of the tree. ``cut_sum=False`` (models whose
+    ``convert`` stage is not the sum of the first ``align`` stage's units) asks one
+    ``units-negate`` on the real DAG (quanta equal, units negated and never the minimum),
+    then ``word-negates`` with the units cut.
     Products are cut in each query (:mod:`proofs.cutpoints`).
     """
     d_format = FORMATS[desc.d_type]
@@ -576,8 +581,53 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
         d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
         return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
                 *({"units": list(stage["align"]["units"]), "quantum": stage["align"]["quantum"],
+                   "terms": list(stage["align"]["terms"]),
                    "sum": stage["convert"]["units"] if "convert" in stage else None}
                   for stage in (first, second)))
+
+    def terms_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        _, _, first, second = runs(ops, values)
+        return ops.not_(ops.all_([ops.and_(ops.eq(x.raw, y.raw), ops.iff(x.nonzero, y.nonzero))
+                                  for x, y in zip(first["terms"], second["terms"])])), {}
+
+    def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        """Violation: the quanta differ, with every term's raw and nonzero flag one
+        variable for both runs (sound by ``terms-agree``)."""
+        _, _, first, second = runs(ops, values)
+        violation = ops.ne(first["quantum"], second["quantum"])
+        if not isinstance(ops, TraceOps):
+            return violation, {}
+        chosen: dict[int, Node] = {}
+        for i, (x, y) in enumerate(zip(first["terms"], second["terms"])):
+            raw, nonzero = ops.variable(f"cut!raw{i}", x.raw.width), ops.bool_variable(
+                f"cut!nonzero{i}")
+            for node, free in ((x.raw, raw), (y.raw, raw), (x.nonzero, nonzero),
+                               (y.nonzero, nonzero)):
+                if chosen.setdefault(node.node.id, free.node) is not free.node:
+                    raise InternalError(f"{desc.name}: two terms' raws or flags share a node")
+        (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.wrap_bool(cut), {}
+
+    def units_part_negate(part: range) -> QueryBody:
+        """Violation: a unit of ``part`` in the flipped run is not the negated unit, with
+        both quanta one free ``q`` (sound by ``quanta-agree``)."""
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, second = runs(ops, values)
+            violation = ops.any_(ops.ne(second["units"][i], ops.neg(first["units"][i]))
+                                 for i in part)
+            if not isinstance(ops, TraceOps):
+                return violation, {}
+            chosen = quantum_cut(ops, first, second)
+            (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
+            return ops.wrap_bool(cut), {}
+        return body
+
+    def units_in_range(part: range) -> QueryBody:
+        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+            _, _, first, _ = runs(ops, values)
+            return ops.any_(ops.eq(first["units"][i], 1 << (first["units"][i].width - 1))
+                            for i in part), {}
+        return body
 
     def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         d, d2, _, _ = runs(ops, values)
@@ -654,14 +704,30 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
             return False
         return True
 
-    negate = Query(f"units-negate ({operand})", "forall", variables, units_negate,
-                   cut_products=True, lift=violated)
+    if not cut_sum:
+        negate = [Query(f"units-negate ({operand})", "forall", variables, units_negate,
+                        cut_products=True, lift=violated)]
+    else:
+        parts = _parts(0, k + 1, UNITS_PER_WINDOW_QUERY)
+        label = {part: "" if len(parts) == 1 else f", units {part.start}-{part.stop - 1}"
+                 for part in parts}
+        negate = [Query(f"terms-agree ({operand})", "forall", variables, terms_agree,
+                        lift=violated),
+                  Query(f"quanta-agree ({operand}, term raws and flags cut)", "forall",
+                        variables, quanta_agree, lift=violated,
+                        cut_at="the terms' raws and nonzero flags"),
+                  *(Query(f"units-negate ({operand}, quanta cut{label[part]})", "forall",
+                          variables, units_part_negate(part), cut_products=True, lift=violated,
+                          cut_at="the quanta") for part in parts),
+                  *(Query(f"units-in-range ({operand}{label[part]})", "forall", variables,
+                          units_in_range(part), cut_products=True, lift=violated)
+                    for part in parts)]
     if not (cut_sum and sum_is_tree()):
-        return [negate, Query(f"word-negates ({operand}, units cut)", "forall", variables,
+        return [*negate, Query(f"word-negates ({operand}, units cut)", "forall", variables,
                               word_negates, cut_products=True, lift=violated,
                               cut_at="the units and quanta the align stage reports")]
     depth = (k + 1 - 1).bit_length()
-    return [negate,
+    return [*negate,
             *(Query(f"sum-negates ({operand}, tree level {index}, "
                     f"{'units' if index == 1 else 'level below'} cut)", "forall", variables,
                     sum_level(index), cut_products=True, lift=violated,
@@ -671,6 +737,10 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
                   cut_products=True, lift=violated,
                   cut_at="the sum and quantum the convert stage encodes")]
 
+
+UNITS_PER_WINDOW_QUERY = 8
+"""A window chain's ``units-negate`` and ``units-in-range`` queries cover at most this many
+units each."""
 
 PRODUCTS_PER_QUERY = 16
 """The block chain's unit queries cover at most this many products each (a group of more
@@ -1104,8 +1174,10 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     multipliers cut (:mod:`proofs.cutpoints`), each query its own time limit."""
     if desc.family == "window":
         queries = [*unit_chain(desc, k, "a"), *unit_chain(desc, k, "b")]
-        detail = ("two runs of build_dot (signs flipped), cut at the units its align stage "
-                  "reports (units-negate proves u' = -u, q' = q, u never the minimum), at "
+        detail = ("two runs of build_dot (signs flipped), cut at every term's raw and nonzero "
+                  "flag and the quanta (terms-agree, quanta-agree: q' = q), at the units its "
+                  "align stage reports (units-negate with q cut: u' = -u; units-in-range: u "
+                  "never the minimum), at "
                   "each level of ops.sum's tree over them (sum-negates: each node negated, "
                   "within its leaves' bound) and at the sum and quantum its convert stage "
                   "encodes (word-negates proves D' = -D with them free), and at the "

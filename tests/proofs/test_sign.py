@@ -116,8 +116,10 @@ def test_the_unit_chain_proves_tf32_and_the_lane_0_breaker_stops_it(monkeypatch)
     desc = _desc("dense-tf32")
     row = check(desc, 2, FAST)
     assert row.result == PROVED and row.method == CHAIN, row.detail
-    assert [lem["name"] for lem in row.lemmas][:4] == [
-        "units-negate (a)", "sum-negates (a, tree level 1, units cut)",
+    assert [lem["name"] for lem in row.lemmas][:7] == [
+        "terms-agree (a)", "quanta-agree (a, term raws and flags cut)",
+        "units-negate (a, quanta cut)", "units-in-range (a)",
+        "sum-negates (a, tree level 1, units cut)",
         "sum-negates (a, tree level 2, level below cut)", "word-negates (a, sum cut)"]
     original = accumulate.max_raw
     monkeypatch.setattr(accumulate, "max_raw", lambda ops, terms: original(ops, terms[1:]))
@@ -134,8 +136,8 @@ def test_the_unit_chain_keeps_the_units_cut_when_the_sum_is_not_the_tree(monkeyp
     desc = _desc("dense-tf32")
     original = window.exact_sum
     monkeypatch.setattr(window, "exact_sum", lambda ops, units: original(ops, units[::-1]))
-    assert [q.name for q in unit_chain(desc, 2, "a")] == ["units-negate (a)",
-                                                          "word-negates (a, units cut)"]
+    assert [q.name for q in unit_chain(desc, 2, "a")][-2:] == ["units-in-range (a)",
+                                                               "word-negates (a, units cut)"]
     row = check(desc, 2, FAST)
     assert row.result == PROVED, row.detail
 
