@@ -65,18 +65,21 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
                 ) -> list[RowSpec]:
     """The rows a ``tcspec prove`` call asks for; ``ValueError`` names bad input.
 
+    ``property_name`` may name several properties, comma separated.
     No datapath: each property's required datapaths (or its fast rows).
     A datapath: the selected properties the matrix requires for it (``every``:
     all that apply to it).
     """
     props = properties()
     if property_name is not None:
-        if property_name not in props:
-            from tcspec.spec.names import did_you_mean
+        names = [name.strip() for name in property_name.split(",")]
+        for name in names:
+            if name not in props:
+                from tcspec.spec.names import did_you_mean
 
-            raise ValueError(f"unknown property {property_name!r}"
-                             f"{did_you_mean(property_name, props)}; known: {', '.join(props)}")
-        chosen = [props[property_name]]
+                raise ValueError(f"unknown property {name!r}{did_you_mean(name, props)}; "
+                                 f"known: {', '.join(props)}")
+        chosen = [props[name] for name in dict.fromkeys(names)]
     else:
         chosen = list(props.values())
     rows: list[RowSpec] = []

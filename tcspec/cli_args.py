@@ -276,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_hw_parser(sub)
 
     p = _sub(sub, "prove", "prove properties for all inputs (the proof matrix)")
-    p.add_argument("--property", help="one property family row kind (default: all)")
+    p.add_argument("--property", help="a property (or several, comma separated; default: all)")
     p.add_argument("--datapath", help="one datapath (default: each property's required ones)")
     p.add_argument("--k", type=int, help="logical K of the query (default: the hardware K; "
                    "any other K is a model of the datapath)")

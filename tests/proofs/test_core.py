@@ -149,8 +149,12 @@ def test_rows_are_selected_by_property_datapath_and_k():
     fast = {r.prop.name for r in runner.select_rows(fast=True)}
     assert fast and fast <= set(runner.properties())
     assert all(r.k <= r.desc.k for r in runner.select_rows(fast=True))
-    with pytest.raises(ValueError, match="unknown property"):
+    both = runner.select_rows("k-group-carry, sign-symmetry")
+    assert [r.prop.name for r in both] == ["k-group-carry"] * 2 + ["sign-symmetry"] * 10
+    with pytest.raises(ValueError, match="unknown property 'nope'"):
         runner.select_rows("nope")
+    with pytest.raises(ValueError, match="unknown property 'nope'"):
+        runner.select_rows("sign-symmetry,nope")
     with pytest.raises(ValueError, match="does not apply"):
         runner.select_rows("sign-symmetry", "i8-u8-u8-wrap")
     with pytest.raises(ValueError, match="impossible"):
