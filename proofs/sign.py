@@ -525,6 +525,27 @@ def level_facts(ops: Ops, level: Level) -> Bool:
                      for x, x2, bound in level])
 
 
+def terms_differ(ops: Ops, pairs: list[tuple[Term, Term]]) -> Bool:
+    """Some term's raw or nonzero flag differs between the two runs."""
+    return ops.not_(ops.all_([ops.and_(ops.eq(x.raw, y.raw), ops.iff(x.nonzero, y.nonzero))
+                              for x, y in pairs]))
+
+
+def terms_cut(ops: TraceOps, pairs: list[tuple[Term, Term]], desc: Descriptor
+              ) -> dict[int, Node]:
+    """Each term's raw and nonzero flag one free variable for both runs (sound once
+    :func:`terms_differ` is unsat)."""
+    chosen: dict[int, Node] = {}
+    for i, (x, y) in enumerate(pairs):
+        raw, nonzero = ops.variable(f"cut!raw{i}", x.raw.width), ops.bool_variable(
+            f"cut!nonzero{i}")
+        for node, free in ((x.raw, raw), (y.raw, raw), (x.nonzero, nonzero),
+                           (y.nonzero, nonzero)):
+            if chosen.setdefault(node.node.id, free.node) is not free.node:
+                raise InternalError(f"{desc.name}: two terms' raws or flags share a node")
+    return chosen
+
+
 def negated_cut(ops: TraceOps, chosen: dict[int, Node], pairs: list[tuple[BV, BV]],
                 name: str, desc: Descriptor) -> list[Bool]:
     """Cut each pair ``(x, x2)`` (a node and the flipped run's node) to ``y`` and ``-y``
@@ -587,8 +608,7 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
 
     def terms_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         _, _, first, second = runs(ops, values)
-        return ops.not_(ops.all_([ops.and_(ops.eq(x.raw, y.raw), ops.iff(x.nonzero, y.nonzero))
-                                  for x, y in zip(first["terms"], second["terms"])])), {}
+        return terms_differ(ops, list(zip(first["terms"], second["terms"]))), {}
 
     def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         """Violation: the quanta differ, with every term's raw and nonzero flag one
@@ -597,14 +617,7 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
         violation = ops.ne(first["quantum"], second["quantum"])
         if not isinstance(ops, TraceOps):
             return violation, {}
-        chosen: dict[int, Node] = {}
-        for i, (x, y) in enumerate(zip(first["terms"], second["terms"])):
-            raw, nonzero = ops.variable(f"cut!raw{i}", x.raw.width), ops.bool_variable(
-                f"cut!nonzero{i}")
-            for node, free in ((x.raw, raw), (y.raw, raw), (x.nonzero, nonzero),
-                               (y.nonzero, nonzero)):
-                if chosen.setdefault(node.node.id, free.node) is not free.node:
-                    raise InternalError(f"{desc.name}: two terms' raws or flags share a node")
+        chosen = terms_cut(ops, list(zip(first["terms"], second["terms"])), desc)
         (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
         return ops.wrap_bool(cut), {}
 
@@ -956,8 +969,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
 
     def terms_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         _, _, first, second = runs(ops, values)
-        return ops.not_(ops.all_([ops.and_(ops.eq(x.raw, y.raw), ops.iff(x.nonzero, y.nonzero))
-                                  for x, y in term_pairs(first, second)])), {}
+        return terms_differ(ops, term_pairs(first, second)), {}
 
     def quanta_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         """Violation: the quanta or the C-dominant choice differ between the runs, with
@@ -970,14 +982,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             ops.iff(first["c_dominant"], second["c_dominant"])))
         if not isinstance(ops, TraceOps):
             return violation, {}
-        chosen: dict[int, Node] = {}
-        for i, (x, y) in enumerate(term_pairs(first, second)):
-            raw, nonzero = ops.variable(f"cut!raw{i}", x.raw.width), ops.bool_variable(
-                f"cut!nonzero{i}")
-            for node, free in ((x.raw, raw), (y.raw, raw), (x.nonzero, nonzero),
-                               (y.nonzero, nonzero)):
-                if chosen.setdefault(node.node.id, free.node) is not free.node:
-                    raise InternalError(f"{desc.name}: two terms' raws or flags share a node")
+        chosen = terms_cut(ops, term_pairs(first, second), desc)
         (cut,), _ = cut_nodes([violation.node], lambda n: chosen.get(n.id), ops=ops)
         return ops.wrap_bool(cut), {}
 
