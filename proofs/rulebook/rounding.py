@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcspec.spec.bitvec import BV, Bool, Ops, bit_length_of
+from tcspec.spec.bitvec import BV, Bool, Ops
 
 from .fields import EXP_BITS, DFormat, dfmt
 
@@ -133,7 +133,7 @@ def convert(ops: Ops, units: BV, q: BV, dest: Destination) -> BV:
     qw = ops.sext(q, ew)
 
     # E = bitlen(|units|) - 1 + q; lowest kept bit at max(E, emin) - (p - 1).
-    n = ops.zext(ops.bitlen(mag, bit_length_of(wk)), ew)
+    n = ops.zext(ops.bitlen(mag, max(1, wk.bit_length())), ew)
     big_e = ops.add(ops.sub(n, 1), qw)
     e_eff = ops.smax(big_e, ops.const(dest.emin, ew))
     lsb = ops.sub(e_eff, p - 1)
