@@ -66,6 +66,7 @@ FAMILIES = (WINDOW, INTEGER, BLOCK, SPARSE, FUSED_DOT, FUSED_DOT_BLOCK, FMA_CHAI
             PAIRWISE_TREE)
 
 _BITS_FORMAT = {16: "f16", 32: "f32", 64: "f64"}
+_FORMAT_BITS = {"f16": 16, "f32": 32, "f64": 64, "s32": 32}
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,19 @@ class Datapath:
         return 64 if "f64" in (self.a_format, self.b_format, self.c_format) else 32
 
     @property
+    def c_bits(self) -> int:
+        """Container width of the C format (the ``c<bits>`` of an architecture name)."""
+        return _FORMAT_BITS[self.c_format]
+
+    @property
+    def d_bits(self) -> int:
+        """Container width of the D format (the ``d<bits>`` of an architecture name)."""
+        return _FORMAT_BITS[self.d_format]
+
+    @property
     def output_bits(self) -> int:
         """Width of the D word."""
-        return {"f32": 32, "s32": 32, "f16": 16, "f64": 64}[self.d_format]
+        return self.d_bits
 
 
 # ------------------------------------------------------------------ the catalog
