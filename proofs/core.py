@@ -60,6 +60,16 @@ PROSE = ("not proved: the lemmas hold but their composition into the property is
 class InternalError(Exception):
     """A check that could not be carried out as written: a bug, never a row's verdict."""
 
+
+HYPOTHESIS = "hypothesis-satisfiable"
+"""The name (prefix) of a row's witness that its hypothesis can hold (issue 30): an
+``exists`` query whose replayed model is shown in the row's lemmas. A row whose hypothesis
+has no witness (the query is unsat) is never ``proved``: it would hold vacuously."""
+
+UNCOVERED = "not proved: the chain does not cover the DAG it cuts"
+"""How a row whose chain's counts (groups, lanes, steps, tree levels) differ from the DAG's
+begins its detail (:func:`uncovered_row`, :func:`require_cover`)."""
+
 AUTO = "auto"
 SECOND_OPINIONS = ("cvc5", "z3")
 """``auto`` second opinions try these in turn, the one that last succeeded in a row first:
@@ -135,6 +145,43 @@ class Outcome:
     reason: str = ""
     words: dict[str, int] = field(default_factory=dict)
     second: dict[str, Any] | None = None
+
+
+def hypothesis_query(variables: tuple[tuple[str, int], ...], body: QueryBody,
+                     what: str = "") -> Query:
+    """The witness of a row's hypothesis (:data:`HYPOTHESIS`): ``body`` returns the
+    hypothesis and the words worth showing; a replayed model is the witness."""
+    return Query(HYPOTHESIS + (f" ({what})" if what else ""), "exists", variables, body)
+
+
+def is_hypothesis(name: str) -> bool:
+    return name.startswith(HYPOTHESIS)
+
+
+def cover_mismatches(counts: Sequence[tuple[str, int, int]]) -> list[str]:
+    """``(what, the chain covers, the DAG has)`` for each count of a chain: one line per
+    mismatch (issue 30: a chain that covers fewer groups, lanes or steps than the DAG it cuts
+    proves nothing of the rest)."""
+    return [f"{what}: the chain covers {covered}, the DAG has {found}"
+            for what, covered, found in counts if covered != found]
+
+
+def uncovered_row(prop: str, desc: Descriptor, k: int, mismatches: Sequence[str],
+                  method: str, detail: str = "") -> Row:
+    """The row of a chain that does not fit the DAG it cuts: ``unknown``, naming each
+    mismatch (no query is asked: the chain's cuts would stand for nodes it never proved)."""
+    return Row(prop, desc.name, k, UNKNOWN, "", 0.0, method, desc.k,
+               "; ".join([f"{UNCOVERED} ({'; '.join(mismatches)})", *filter(None, [detail])]))
+
+
+def require_cover(row: Row, mismatches: Sequence[str]) -> Row:
+    """A row decided by a chain whose counts differ from the DAG's: never ``proved`` (a
+    refutation with replayed words stands)."""
+    if mismatches and row.result in (PROVED, WITNESS):
+        row.result = UNKNOWN
+        row.detail = "; ".join([f"{UNCOVERED} ({'; '.join(mismatches)})",
+                                *filter(None, [row.detail])])
+    return row
 
 
 def arithmetic_query(name: str, script: Callable[[], str]) -> Query:
@@ -274,6 +321,11 @@ def second_summary(outcomes: Sequence[Outcome]) -> dict[str, Any] | None:
             "seconds": round(sum(s["seconds"] for s in seconds_list), 2)}
 
 
+def _shown_words(words: dict[str, int], limit: int = 8) -> str:
+    shown = ", ".join(f"{name}=0x{value:X}" for name, value in list(words.items())[:limit])
+    return shown + (", ..." if len(words) > limit else "")
+
+
 def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Outcome],
                       method: str, detail: str = "") -> Row:
     """Combine query outcomes into a row: every query must reach its verdict.
@@ -281,20 +333,35 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
     ``proved`` needs every ``forall`` query proved; ``witness`` rows need
     every ``exists`` query witnessed; a refuted lemma of a lemma-based row
     only makes the row ``unknown`` (the lemmas were too strong), while a
-    refuted monolithic query refutes the row.
+    refuted monolithic query refutes the row. A hypothesis witness
+    (:data:`HYPOTHESIS`) does not make a row a ``witness`` row; when it is unsat the row
+    is ``unknown`` and says its hypothesis cannot hold.
     """
     seconds = sum(o.seconds for o in outcomes)
     solver = outcomes[0].solver if outcomes else ""
     results = [o.result for o in outcomes]
+    stated = [o.result for o in outcomes if not is_hypothesis(o.query)]
+    hypotheses = [o for o in outcomes if is_hypothesis(o.query)]
     words: dict[str, int] = {}
     for o in outcomes:
-        words.update(o.words)
-    if all(r in (PROVED, WITNESS) for r in results) and method == LEMMAS:
+        if not is_hypothesis(o.query):
+            words.update(o.words)
+    vacuous = [o for o in hypotheses if o.result == REFUTED]
+    if vacuous:
+        result = UNKNOWN
+        detail = "; ".join(filter(None, [
+            f"not proved: the hypothesis is unsatisfiable ({vacuous[0].query}: no input "
+            "meets it), so the property would hold vacuously", detail]))
+    elif all(r in (PROVED, WITNESS) for r in results) and method == LEMMAS:
         result = UNKNOWN
         detail = "; ".join(filter(None, [PROSE, detail]))
     elif all(r in (PROVED, WITNESS) for r in results):
-        exists_only = method != CHAIN or PROVED not in results
-        result = WITNESS if WITNESS in results and exists_only else PROVED
+        exists_only = method != CHAIN or PROVED not in stated
+        result = WITNESS if WITNESS in stated and exists_only else PROVED
+        if result == PROVED:
+            words = {}
+        detail = "; ".join(filter(None, [detail, *(
+            f"{o.query}: witness replayed ({_shown_words(o.words)})" for o in hypotheses)]))
     elif REFUTED in results and method in (MONOLITHIC, CHAIN) and any(
             o.result == REFUTED and o.words for o in outcomes):
         result = REFUTED
@@ -307,7 +374,8 @@ def row_from_outcomes(prop: str, desc: Descriptor, k: int, outcomes: Sequence[Ou
     lemmas = []
     if method in (LEMMAS, CHAIN, NORMAL_FORM) or len(outcomes) > 1:
         lemmas = [{"name": o.query, "result": o.result, "solver": o.solver,
-                   "seconds": round(o.seconds, 2), "second": o.second, "reason": o.reason}
+                   "seconds": round(o.seconds, 2), "second": o.second, "reason": o.reason,
+                   **({"words": dict(o.words)} if o.result == WITNESS and o.words else {})}
                   for o in outcomes]
     return Row(prop, desc.name, k, result, solver, seconds, method, desc.k, detail, lemmas,
                second, words)
@@ -355,8 +423,9 @@ def lift_refuted(row: Row, monolithic: Query, settings: Settings) -> Row:
     the row's time limit: replayed words make the row ``refuted``; otherwise it stays
     ``unknown`` naming the refuted lemma."""
     refuted_lemma = row.result == UNKNOWN and any(
-        lem["result"] == REFUTED or (lem["result"] == UNKNOWN and
-                                     lem["reason"].startswith(REFUTED_LEMMA_REASONS))
+        not is_hypothesis(lem["name"]) and (
+            lem["result"] == REFUTED or (lem["result"] == UNKNOWN and
+                                         lem["reason"].startswith(REFUTED_LEMMA_REASONS)))
         for lem in row.lemmas)
     if not refuted_lemma:
         return row

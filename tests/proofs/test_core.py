@@ -258,6 +258,52 @@ def test_a_chain_needs_every_forall_query_proved_not_only_its_witness():
     assert row.result == UNKNOWN and "slow: unknown" in row.detail
 
 
+def test_a_hypothesis_without_a_witness_is_never_proved():
+    """Issue 30: a row whose hypothesis no input meets would hold vacuously; it is unknown and
+    says why. A satisfiable hypothesis is shown (its replayed words, in the row's lemmas and
+    detail) and does not turn a proved monolithic row into a witness row."""
+    from tcspec.proofs.core import HYPOTHESIS, hypothesis_query
+
+    commutes = _query("forall", lambda ops, x, y: ops.and_(
+        ops.eq(x, 3), ops.ne(ops.add(x, y), ops.add(y, x))))
+
+    def never(ops, values):
+        return ops.and_(ops.eq(values["x"], 3), ops.eq(values["x"], 4)), {"x": values["x"]}
+
+    def three(ops, values):
+        return ops.eq(values["x"], 3), {"x": values["x"]}
+
+    settings = Settings(second_solver=None)
+    for method in ("monolithic", "chain"):
+        vacuous = check_queries("demo", TF32, 8, [hypothesis_query(commutes.variables, never),
+                                                  commutes], settings, method)
+        assert vacuous.result == UNKNOWN, method
+        assert "hypothesis is unsatisfiable" in vacuous.detail
+        shown = check_queries("demo", TF32, 8, [hypothesis_query(commutes.variables, three),
+                                                commutes], settings, method)
+        assert shown.result == PROVED, (method, shown.detail)
+        assert shown.lemmas[0]["name"] == HYPOTHESIS and shown.lemmas[0]["words"] == {"x": 3}
+        assert f"{HYPOTHESIS}: witness replayed (x=0x3)" in shown.detail and not shown.words
+
+
+def test_a_chain_that_does_not_cover_the_dag_is_never_proved():
+    """Issue 30: counts of a chain (groups, lanes, steps) against the DAG's; a mismatch is
+    an unknown row naming it, and a decided row is demoted (a refutation stands)."""
+    from tcspec.proofs.core import cover_mismatches, require_cover, uncovered_row
+
+    mismatches = cover_mismatches([("groups", 4, 8), ("lanes", 16, 16)])
+    assert mismatches == ["groups: the chain covers 4, the DAG has 8"]
+    row = uncovered_row("demo", TF32, 8, mismatches, "chain", "what it cuts")
+    assert row.result == UNKNOWN and "does not cover the DAG" in row.detail
+    assert "groups: the chain covers 4, the DAG has 8" in row.detail
+    proved = Row("demo", "dense-tf32", 8, PROVED, "bitwuzla", 1.0, "chain", 8)
+    assert require_cover(proved, mismatches).result == UNKNOWN
+    refuted = Row("demo", "dense-tf32", 8, REFUTED, "bitwuzla", 1.0, "chain", 8)
+    assert require_cover(refuted, mismatches).result == REFUTED
+    assert require_cover(Row("demo", "dense-tf32", 8, PROVED, "b", 1.0, "chain", 8),
+                         []).result == PROVED
+
+
 def test_a_row_selection_merges_into_the_committed_report(tmp_path):
     first = [Row("p", "dense-tf32", 8, UNKNOWN, "bitwuzla", 120.0, "chain", 8, "timeout"),
              Row("q", "dense-bf16", 16, PROVED, "bitwuzla", 2.0, "chain", 16)]
