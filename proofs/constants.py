@@ -21,6 +21,21 @@ PRODUCT_WINDOW = {"nvfp4": 39, "mxf4": 39, "mxf8f6f4": 25}
 """Section 4: the product path's quantum is at least ``P - 39`` (FP4 families) or
 ``max(P, rC) - 25`` (MXF8F6F4)."""
 
+C_WINDOW = {"nvfp4": 35, "mxf4": 35, "mxf8f6f4": 25}
+"""Section 4: the C-dominant quantum is ``rC - 35`` (NVFP4, MXF4 family); MXF8F6F4 is the
+section-2 window with 25 fraction bits over products and C (``max(P, rC) - 25``)."""
+
+SCALE_WINDOW = {"nvfp4": 35, "mxf4": 35, "mxf8f6f4": None}
+"""Section 4: the scale-anchored floor ``S - 35`` of the product path's quantum (FP4
+families); MXF8F6F4 has none."""
+
+GROUP_C_MERGE = {"nvfp4": False, "mxf4": True, "mxf8f6f4": False}
+"""Section 4 (model): the MXF4 family truncates a group whose max product raw is at most
+``rC`` first to ``2^max(q, rC - 35)``."""
+
+SUBNORMAL_FLOOR = {"nvfp4": None, "mxf4": -174, "mxf8f6f4": None}
+"""Section 4 (model): the MXF4 family's subnormal group floor, ``2^-174``."""
+
 SCALE_BLOCK = {("mxf8f6f4", 1): 32, ("nvfp4", 4): 16, ("mxf4", 2): 32, ("mxf4", 4): 16}
 """Section 4: the K lanes one scale byte covers, by family and scale_vec."""
 
@@ -38,6 +53,20 @@ def product_group(desc: Descriptor) -> int:
 
 def c_dominant_group(desc: Descriptor) -> int:
     return C_DOMINANT_GROUP[block_family(desc)]
+
+
+def c_window(desc: Descriptor) -> int:
+    return C_WINDOW[block_family(desc)]
+
+
+def product_window(desc: Descriptor) -> int:
+    return PRODUCT_WINDOW[block_family(desc)]
+
+
+def window_bound(desc: Descriptor) -> int:
+    """The most any nonzero term of a chosen block path lies above its quantum (section 4:
+    the larger of the product and the C window)."""
+    return max(product_window(desc), c_window(desc))
 
 
 def scale_block(desc: Descriptor) -> int:

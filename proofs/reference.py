@@ -1,4 +1,4 @@
-"""The reference side of the proofs, written from SEMANTICS.md alone (sections 1 and 2).
+"""The reference side of the proofs, written from SEMANTICS.md alone (sections 1, 2, 4 and 11).
 
 Nothing here calls ``spec.*`` arithmetic: the words are decoded from the
 format table of section 1 (:data:`LAYOUTS`), significands are multiplied
@@ -36,6 +36,7 @@ class Layout:
 
 LAYOUTS = {
     "tf32": Layout(8, 10, 127, cleared=13),
+    "xf32": Layout(8, 10, 127, cleared=13),
     "bf16": Layout(8, 7, 127, cleared=16),
     "f16": Layout(5, 10, 15),
     "e4m3": Layout(4, 3, 7, specials="e4m3"),
@@ -44,8 +45,30 @@ LAYOUTS = {
     "e3m2": Layout(3, 2, 3, specials="none"),
     "e2m1": Layout(2, 1, 1, specials="none"),
     "f32": Layout(8, 23, 127),
+    "f64": Layout(11, 52, 1023),
+    "e4m3fnuz": Layout(4, 3, 8, specials="fnuz"),
+    "e5m2fnuz": Layout(5, 2, 16, specials="fnuz"),
 }
-"""Section 1's table: sign/exp/frac, bias, the low fraction bits tf32 and bf16 clear."""
+"""Section 1's table: sign/exp/frac, bias, the low fraction bits tf32 and bf16 clear; the
+other architectures' operands of section 11 (xf32 reads tf32's words, 11.2; f64, 11.1; the
+fnuz FP8 formats, 11.3: 0x80 the only NaN, no Inf, no -0, the all-ones exponent an
+ordinary binade)."""
+
+
+def sign_bit(fmt: str) -> int:
+    """The bit of a raw word that holds ``fmt``'s sign (section 1: the container's top bit)."""
+    return LAYOUTS[fmt].sign_bit
+
+
+def word_bits(fmt: str) -> int:
+    """The bits of ``fmt``'s container (a D word's width: 32 for F32, 16 for F16)."""
+    return LAYOUTS[fmt].bits
+
+
+SCALE_LAYOUTS = {"ue8m0": (8, 0, 127, 0xFF), "ue4m3": (4, 3, 7, 0x7F)}
+"""Section 1's scale formats: ``(exp bits, frac bits, bias, NaN pattern)``, unsigned, in the
+low ``exp + frac`` bits (ue4m3 ignores bit 7). UE8M0 has no subnormals (0x00 is 2^-127);
+UE4M3 decodes like an unsigned e4m3 (0x00 is a zero scale)."""
 
 WINDOW_FRACTION_BITS = 25
 """Section 2.4: the quantum is 25 below the window exponent R."""
@@ -89,6 +112,8 @@ def decode(ops: Ops, fmt: str, word: BV) -> Value:
     elif lay.specials == "e4m3":
         nan = ops.and_(ops.eq(exp, top), ops.eq(frac, (1 << lay.frac_bits) - 1))
         inf = ops.false()
+    elif lay.specials == "fnuz":
+        nan, inf = ops.eq(word, 1 << lay.sign_bit), ops.false()
     else:
         nan = inf = ops.false()
     subnormal = ops.eq(exp, 0)
@@ -97,6 +122,22 @@ def decode(ops: Ops, fmt: str, word: BV) -> Value:
     exp_wide = ops.zext(exp, EXP)
     raw = ops.ite(subnormal, ops.const(1 - lay.bias, EXP), ops.sub(exp_wide, lay.bias))
     return Value(sign, mag, raw, lay.frac_bits, nan, inf)
+
+
+def decode_scale(ops: Ops, fmt: str, word: BV) -> Value:
+    """Section 1: a UE8M0 or UE4M3 scale byte (never negative, never infinite)."""
+    exp_bits, frac_bits, bias, nan_word = SCALE_LAYOUTS[fmt]
+    bits = ops.extract(word, exp_bits + frac_bits - 1, 0)
+    exp = ops.extract(bits, exp_bits + frac_bits - 1, frac_bits)
+    nan = ops.eq(bits, nan_word)
+    if not frac_bits:
+        return Value(ops.false(), ops.const(1, 1), ops.sub(ops.zext(exp, EXP), bias), 0, nan,
+                     ops.false())
+    frac = ops.extract(bits, frac_bits - 1, 0)
+    subnormal = ops.eq(exp, 0)
+    hidden = ops.ite(subnormal, ops.const(0, 1), ops.const(1, 1))
+    raw = ops.ite(subnormal, ops.const(1 - bias, EXP), ops.sub(ops.zext(exp, EXP), bias))
+    return Value(ops.false(), ops.concat(hidden, frac), raw, frac_bits, nan, ops.false())
 
 
 @dataclass(frozen=True)

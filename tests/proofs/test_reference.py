@@ -17,15 +17,33 @@ def test_the_decoder_agrees_with_the_spec_on_every_word_or_a_sample(fmt: str) ->
     spec_format = FORMATS[fmt]
     rng = random.Random(fmt)
     bits = reference.LAYOUTS[fmt].bits
-    words = range(1 << bits) if bits <= 16 else [rng.getrandbits(32) for _ in range(3000)]
+    width = max(32, bits)
+    words = range(1 << bits) if bits <= 16 else [rng.getrandbits(width) for _ in range(3000)]
+    assert reference.sign_bit(fmt) == spec_format.container_bits - 1
     for word in words:
-        ours = reference.decode(SCALAR, fmt, SCALAR.const(word, 32))
-        theirs = decode_float(SCALAR, spec_format, SCALAR.const(word, 32))
+        ours = reference.decode(SCALAR, fmt, SCALAR.const(word, width))
+        theirs = decode_float(SCALAR, spec_format, SCALAR.const(word, width))
         assert bool(ours.nan.node) == bool(theirs.is_nan.node), hex(word)
         assert bool(ours.inf.node) == bool(theirs.is_inf.node), hex(word)
         if not (ours.nan.node or ours.inf.node):
             assert ours.mag.node == theirs.mag.node, hex(word)
             assert bool(ours.negative.node) == bool(theirs.negative.node), hex(word)
+
+
+@pytest.mark.parametrize("fmt", sorted(reference.SCALE_LAYOUTS))
+def test_the_scale_decoder_agrees_with_the_spec_on_every_byte(fmt: str) -> None:
+    for byte in range(256):
+        ours = reference.decode_scale(SCALAR, fmt, SCALAR.const(byte, 8))
+        theirs = decode_float(SCALAR, FORMATS[fmt], SCALAR.const(byte, 8))
+        assert bool(ours.nan.node) == bool(theirs.is_nan.node), hex(byte)
+        assert bool(ours.nonzero.node) == (not theirs.is_zero.node), hex(byte)
+        if not ours.nan.node and ours.nonzero.node:
+            assert ours.mag.node == theirs.mag.node, hex(byte)
+            assert _signed(ours.raw) == _signed(theirs.raw), hex(byte)
+
+
+def _signed(x) -> int:
+    return x.node - (1 << x.width) if x.node >> (x.width - 1) else x.node
 
 
 @pytest.mark.parametrize("name", ["dense-tf32", "dense-e4m3"])
