@@ -3,12 +3,16 @@
 Each fact is proved, or refuted / shown with a witness that is replayed on
 the executable lowering:
 
-- ``single-lane-is-rz-product``: with C = +0 and every other lane's A a zero,
-  D is that one product rounded toward zero to F32 (SEMANTICS.md section 2).
-  The right-hand side is written here, independently of the window path:
-  the format fields give integer significands, their exact product is
-  normalised and truncated to 24 bits (or to F32 subnormal units), with
-  signed infinity on overflow and +0 for a zero.
+- ``single-lane-is-rz-product``: with C = +0, every other lane's A a zero and
+  every A and B word finite, D is that one product rounded toward zero to F32
+  (SEMANTICS.md section 2). The statement is written here and in
+  :mod:`proofs.reference`, never from ``spec/``: the hypothesis decodes the
+  words with the reference's field tables (section 1: zero, finite), and the
+  right-hand side takes each word's fields from the same tables (sign bit,
+  exponent and fraction positions, bias, cleared bits), normalises their exact
+  product and truncates it to 24 bits (or to F32 subnormal units), with signed
+  infinity on overflow and +0 for a zero. A witness shows the hypothesis can
+  hold (``hypothesis-satisfiable``).
 - ``k-order-changes-d``: a GEMM's K loop is a chain of instructions (the D
   of one is the C of the next, section 2.7), so the order of the K steps
   shows in D: two orders over the same K=16 TF32 data give different words.
@@ -20,6 +24,7 @@ the executable lowering:
 
 from __future__ import annotations
 
+from tcspec.proofs import reference as ref
 from tcspec.proofs.core import (
     Property,
     Query,
@@ -28,15 +33,16 @@ from tcspec.proofs.core import (
     Variables,
     check_queries,
     dot_inputs,
+    hypothesis_query,
     layout_variables,
     run_dot,
 )
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import DotInputs, chained_dot
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import FORMATS, FloatFormat, decode_float
 
-F32 = FORMATS["f32"]
+F32 = ref.LAYOUTS["f32"]
+"""Section 1: the F32 D's fields (23 fraction bits, bias 127)."""
 WIDE = 14
 """Width of the signed exponent arithmetic of the independent rounding below."""
 
@@ -44,20 +50,22 @@ WIDE = 14
 # ------------------------------------------ one product, rounded toward zero
 
 
-def _fields(ops: Ops, fmt: FloatFormat, word: BV) -> tuple[Bool, BV, BV]:
-    """``(sign, integer significand, exponent of its last bit)`` of a finite word."""
-    low = fmt.cleared_bits
-    frac = ops.extract(word, low + fmt.frac_bits - 1, low)
-    exp = ops.extract(word, low + fmt.frac_bits + fmt.exp_bits - 1, low + fmt.frac_bits)
+def _fields(ops: Ops, fmt: str, word: BV) -> tuple[Bool, BV, BV]:
+    """``(sign, integer significand, exponent of its last bit)`` of a finite word, from the
+    reference's field table (section 1: the bits cleared first, fraction, exponent, sign)."""
+    lay = ref.LAYOUTS[fmt]
+    low = lay.cleared
+    frac = ops.extract(word, low + lay.frac_bits - 1, low)
+    exp = ops.extract(word, low + lay.frac_bits + lay.exp_bits - 1, low + lay.frac_bits)
     normal = ops.ne(exp, 0)
     significand = ops.concat(ops.bool_to_bv(normal), frac)
     biased = ops.ite(normal, ops.zext(exp, WIDE), ops.const(1, WIDE))
-    return ops.bit(word, fmt.container_bits - 1), significand, \
-        ops.sub(biased, fmt.bias + fmt.frac_bits)
+    return ops.bit(word, lay.sign_bit), significand, ops.sub(biased, lay.bias + lay.frac_bits)
 
 
-def rz_product_f32(ops: Ops, fa: FloatFormat, fb: FloatFormat, a: BV, b: BV) -> BV:
-    """The F32 word of ``a * b`` (finite words), rounded toward zero; a zero gives +0."""
+def rz_product_f32(ops: Ops, fa: str, fb: str, a: BV, b: BV) -> BV:
+    """The F32 word of ``a * b`` (finite words of formats ``fa``, ``fb``), rounded toward
+    zero (section 2.7); a zero gives +0."""
     sa, ma, ea = _fields(ops, fa, a)
     sb, mb, eb = _fields(ops, fb, b)
     m = ops.mul_wide(ma, mb)
@@ -67,50 +75,84 @@ def rz_product_f32(ops: Ops, fa: FloatFormat, fb: FloatFormat, a: BV, b: BV) -> 
     top = ops.add(ops.sub(ops.bitlen(m, WIDE), 1), e)
     normal_shift = ops.sub(ops.bitlen(m, WIDE), 1 + F32.frac_bits)
     normal = ops.shift_signed(m, ops.neg(normal_shift))
-    subnormal = ops.shift_signed(m, ops.add(e, 149))
+    lowest = 1 - F32.bias - F32.frac_bits
+    subnormal = ops.shift_signed(m, ops.sub(e, lowest))
     biased = ops.add(top, F32.bias)
-    normal_word = ops.bvor(ops.shl(ops.resize_unsigned(biased, 32), 23),
-                           ops.bvand(ops.resize_unsigned(normal, 32), (1 << 23) - 1))
-    magnitude = ops.ite(ops.sgt(top, 127), ops.const(0x7F800000, 32),
-                        ops.ite(ops.sge(top, -126), normal_word,
+    top_exp = (1 << F32.exp_bits) - 1
+    normal_word = ops.bvor(ops.shl(ops.resize_unsigned(biased, 32), F32.frac_bits),
+                           ops.bvand(ops.resize_unsigned(normal, 32), (1 << F32.frac_bits) - 1))
+    magnitude = ops.ite(ops.sgt(top, top_exp - 1 - F32.bias),
+                        ops.const(top_exp << F32.frac_bits, 32),
+                        ops.ite(ops.sge(top, 1 - F32.bias), normal_word,
                                 ops.resize_unsigned(subnormal, 32)))
     negative = ops.xor_(sa, sb)
-    signed = ops.bvor(magnitude, ops.ite(negative, ops.const(1 << 31, 32), ops.const(0, 32)))
+    signed = ops.bvor(magnitude, ops.ite(negative, ops.const(1 << F32.sign_bit, 32),
+                                         ops.const(0, 32)))
     return ops.ite(ops.or_(ops.eq(m, 0), ops.eq(magnitude, 0)), ops.const(0, 32), signed)
 
 
-def _finite(ops: Ops, fmt: FloatFormat, word: BV) -> Bool:
-    decoded = decode_float(ops, fmt, word)
-    return ops.not_(ops.or_(decoded.is_nan, decoded.is_inf))
+def _finite(ops: Ops, fmt: str, word: BV) -> Bool:
+    """Section 1, by the reference's decoder: the word is neither NaN nor infinite."""
+    value = ref.decode(ops, fmt, word)
+    return ops.not_(ops.or_(value.nan, value.inf))
+
+
+def _zero(ops: Ops, fmt: str, word: BV) -> Bool:
+    """Section 1, by the reference's decoder: the word is a zero of either sign."""
+    value = ref.decode(ops, fmt, word)
+    return ops.and_(ops.not_(ops.or_(value.nan, value.inf)), ops.eq(value.mag, 0))
+
+
+def single_lane_hypothesis(ops: Ops, desc: Descriptor, inputs: DotInputs, lane: int,
+                           c_value: int = 0) -> Bool:
+    """C is ``c_value`` (+0), every A lane but ``lane`` a zero, ``A[lane]`` and every B lane
+    finite (the reference's decoder; never ``spec/``)."""
+    zero_elsewhere = ops.all_(_zero(ops, desc.a_format, word)
+                              for i, word in enumerate(inputs.a) if i != lane)
+    finite = ops.all_([_finite(ops, desc.a_format, inputs.a[lane]),
+                       *(_finite(ops, desc.b_format, word) for word in inputs.b)])
+    return ops.and_(ops.eq(inputs.c, c_value), zero_elsewhere, finite)
 
 
 def single_lane_query(desc: Descriptor, k: int, lane: int, c_value: int = 0) -> Query:
     """Violation: C = +0, A zero off ``lane``, finite words, yet D is not RZ(A*B).
 
     ``c_value`` replaces +0 (a test shows the claim then fails)."""
-    fa, fb = FORMATS[desc.a_format], FORMATS[desc.b_format]
-    assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
-    sign = 1 << (fa.container_bits - 1)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
-        zero_elsewhere = ops.all_(ops.eq(ops.bvand(word, ~sign & 0xFFFFFFFF), 0)
-                                  for i, word in enumerate(inputs.a) if i != lane)
-        finite = ops.all_([_finite(ops, fa, inputs.a[lane]),
-                           *(_finite(ops, fb, word) for word in inputs.b)])
         d = run_dot(ops, desc, inputs)
-        expected = rz_product_f32(ops, fa, fb, inputs.a[lane], inputs.b[lane])
-        hypothesis = ops.and_(ops.eq(inputs.c, c_value), zero_elsewhere, finite)
+        expected = rz_product_f32(ops, desc.a_format, desc.b_format, inputs.a[lane],
+                                  inputs.b[lane])
+        hypothesis = single_lane_hypothesis(ops, desc, inputs, lane, c_value)
         return ops.and_(hypothesis, ops.ne(d, expected)), {"d": d, "rz_product": expected}
 
     return Query(f"lane {lane}", "forall", layout_variables(desc, k), body)
 
 
+def single_lane_witness(desc: Descriptor, k: int, lane: int) -> Query:
+    """The hypothesis of :func:`single_lane_query` holds for some words, shown with D and the
+    right-hand side."""
+
+    def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        inputs = dot_inputs(desc, k, values)
+        return single_lane_hypothesis(ops, desc, inputs, lane), {
+            f"a{lane}": inputs.a[lane], f"b{lane}": inputs.b[lane], "c": inputs.c,
+            "d": run_dot(ops, desc, inputs),
+            "rz_product": rz_product_f32(ops, desc.a_format, desc.b_format, inputs.a[lane],
+                                         inputs.b[lane])}
+
+    return hypothesis_query(layout_variables(desc, k), body, f"lane {lane}")
+
+
 def check_single_lane(desc: Descriptor, k: int, settings: Settings) -> Row:
-    queries = [single_lane_query(desc, k, lane) for lane in (0, k - 1)]
+    lanes = (0, k - 1)
+    queries = [query for lane in lanes
+               for query in (single_lane_witness(desc, k, lane), single_lane_query(desc, k, lane))]
     return check_queries("single-lane-is-rz-product", desc, k, queries, settings,
-                         detail="first and last lane; right-hand side written in "
-                         "proofs/compiler_facts.py")
+                         detail="first and last lane; hypothesis (zero, finite) and right-hand "
+                         "side from proofs/reference.py's field tables (SEMANTICS.md section "
+                         "1), written in proofs/compiler_facts.py")
 
 
 # ------------------------------------------------------- K order of a GEMM

@@ -10,7 +10,6 @@ from tcspec.chaining import gemm
 from tcspec.proofs import compiler_facts as facts
 from tcspec.proofs.core import PROVED, REFUTED, WITNESS, Settings, decide
 from tcspec.spec.catalog import lookup
-from tcspec.spec.formats import FORMATS
 from tcspec.spec.scalar import SCALAR
 
 FAST = Settings(second_solver=None, timeout=60)
@@ -30,13 +29,40 @@ def f32(x: float) -> int:
     (0x80000000, f32(5.0), 0),
 ])
 def test_independent_rz_product(a: int, b: int, expected: int) -> None:
-    tf32 = FORMATS["tf32"]
-    word = facts.rz_product_f32(SCALAR, tf32, tf32, SCALAR.const(a, 32), SCALAR.const(b, 32))
+    word = facts.rz_product_f32(SCALAR, "tf32", "tf32", SCALAR.const(a, 32),
+                                SCALAR.const(b, 32))
     assert word.node == expected
 
 
 def test_single_lane_is_rz_product_at_k2() -> None:
     assert decide(facts.single_lane_query(TF32, 2, 1), "bitwuzla", 60).result == PROVED
+
+
+def test_single_lane_row_shows_its_hypothesis_witness() -> None:
+    """Each lane's hypothesis (C = +0, other A lanes zero, finite words, by the reference's
+    decoder) has a replayed witness, listed in the row's lemmas and its detail."""
+    row = facts.check_single_lane(TF32, 2, FAST)
+    assert row.result == PROVED, row.detail
+    names = [lem["name"] for lem in row.lemmas]
+    assert names == ["hypothesis-satisfiable (lane 0)", "lane 0",
+                     "hypothesis-satisfiable (lane 1)", "lane 1"]
+    witness = row.lemmas[0]
+    assert witness["result"] == WITNESS and witness["words"]["c"] == 0
+    assert witness["words"]["d"] == witness["words"]["rz_product"]
+    assert "hypothesis-satisfiable (lane 0): witness replayed" in row.detail
+    assert not row.words
+
+
+def test_the_statement_reads_no_spec_format() -> None:
+    """A spec format with another bias moves D but not the right-hand side (issue 30's bf16
+    breaker): the right-hand side is written from proofs/reference's field table."""
+    one = 0x3F800000
+    assert facts.rz_product_f32(SCALAR, "bf16", "bf16", SCALAR.const(one, 32),
+                                SCALAR.const(one, 32)).node == one
+    import inspect
+
+    source = inspect.getsource(facts)
+    assert "FORMATS" not in source and "decode_float" not in source
 
 
 def test_single_lane_fails_with_c_one() -> None:
