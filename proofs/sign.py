@@ -33,7 +33,9 @@ merge, subnormal floor) is asked monolithically.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
+from tcspec.proofs import reference
 from tcspec.proofs.carry import group_sum, group_terms
 from tcspec.proofs.constants import CANONICAL_NAN
 from tcspec.proofs.core import (
@@ -47,10 +49,12 @@ from tcspec.proofs.core import (
     Settings,
     Variables,
     check_queries,
+    cover_mismatches,
     dot_inputs,
     layout_variables,
     lift_refuted,
     run_dot,
+    uncovered_row,
 )
 from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.error_bound import (
@@ -74,11 +78,11 @@ from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import GroupSum, align_group, rules_for
-from tcspec.spec.catalog import DotInputs, output_width
+from tcspec.spec.catalog import DotInputs
 from tcspec.spec.convert import encode_float
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.exact import raw_ceiling
-from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
+from tcspec.spec.formats import EXP_WIDTH, Decoded, FloatFormat, Term, decode_float
 from tcspec.spec.specials import Specials, apply_specials, classify_specials
 from tcspec.spec.window import DESTINATIONS, WINDOW_BITS
 
@@ -87,23 +91,28 @@ REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3", "dense-e5m2",
 
 
 def sign_bit(name: str) -> int:
-    """The bit of a raw word that holds the format's sign (section 1 container layout)."""
-    fmt = FORMATS[name]
-    assert isinstance(fmt, FloatFormat)
-    return fmt.container_bits - 1
+    """The bit of a raw word that holds the format's sign (section 1 container layout, from
+    :mod:`proofs.reference`'s field table; never the spec's ``FORMATS``)."""
+    return reference.sign_bit(name)
+
+
+def d_bits(desc: Descriptor) -> int:
+    """The D word's width (section 1: F32 32 bits, F16 16 bits), from the reference."""
+    return reference.word_bits(desc.d_type)
 
 
 def _flip(ops: Ops, word: BV, bit: int) -> BV:
     return ops.bvxor(word, 1 << bit)
 
 
-def negated(ops: Ops, d: BV, d_format: FloatFormat, nan_word: int | None = None) -> BV:
+def negated(ops: Ops, d: BV, d_format: str | FloatFormat, nan_word: int | None = None) -> BV:
     """``-d`` as the datapath must give it: a zero stays +0, a NaN stays canonical
-    (``nan_word``; default: section 2.2's)."""
+    (``nan_word``; default: section 2.2's, :mod:`proofs.constants`)."""
     top = d.width - 1
     magnitude = ops.extract(d, top - 1, 0)
     is_zero = ops.eq(magnitude, 0)
-    canonical = CANONICAL_NAN[d_format.name] if nan_word is None else nan_word
+    name = d_format if isinstance(d_format, str) else d_format.name
+    canonical = CANONICAL_NAN[name] if nan_word is None else nan_word
     is_nan = ops.eq(d, canonical)
     flipped = _flip(ops, d, top)
     return ops.ite(ops.or_(is_zero, is_nan), d, flipped)
@@ -112,8 +121,7 @@ def negated(ops: Ops, d: BV, d_format: FloatFormat, nan_word: int | None = None)
 def sign_query(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> Query:
     """Violation: flipping every ``operand`` (``a`` or ``b``) sign and C's does not negate D
     (``flip_c=False`` leaves C alone: a property that fails, for tests)."""
-    d_format = FORMATS[desc.d_type]
-    assert isinstance(d_format, FloatFormat)
+    d_format = desc.d_type
     variables = layout_variables(desc, k)
     operand_format = desc.a_format if operand == "a" else desc.b_format
     lane_bit, c_bit = sign_bit(operand_format), sign_bit(desc.d_type)
@@ -127,7 +135,7 @@ def sign_query(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> Q
                             inputs.scale_b, inputs.metadata)
         d = run_dot(ops, desc, inputs)
         d_flipped = run_dot(ops, desc, flipped)
-        width = output_width(desc)
+        width = d_bits(desc)
         d, d_flipped = ops.extract(d, width - 1, 0), ops.extract(d_flipped, width - 1, 0)
         return ops.ne(d_flipped, negated(ops, d, d_format)), {"d": d, "d_flipped": d_flipped}
 
@@ -560,6 +568,48 @@ def negated_cut(ops: TraceOps, chosen: dict[int, Node], pairs: list[tuple[BV, BV
     return premises
 
 
+def window_runs(desc: Descriptor, k: int, operand: str
+                ) -> Callable[[Ops, Variables], tuple[BV, BV, dict, dict]]:
+    """Both runs of a window path's sign chain: ``(D, D flipped, stages, flipped stages)``,
+    each stage record the first ``align`` stage's units, quantum and terms and the sum the
+    ``convert`` stage encodes."""
+    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
+        desc.d_type)
+    width = d_bits(desc)
+
+    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, dict, dict]:
+        inputs = dot_inputs(desc, k, values)
+        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
+        flipped = dataclasses.replace(inputs, c=_flip(ops, inputs.c, c_bit),
+                                      **{operand: lanes})
+        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
+        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
+        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
+                *({"units": list(stage["align"]["units"]), "quantum": stage["align"]["quantum"],
+                   "terms": list(stage["align"]["terms"]),
+                   "sum": stage["convert"]["units"] if "convert" in stage else None}
+                  for stage in (first, second)))
+
+    return runs
+
+
+def window_cover(desc: Descriptor, k: int, operand: str, lanes: int | None = None
+                 ) -> list[str]:
+    """The counts :func:`unit_chain` covers against the traced DAG: ``lanes + 1`` terms and
+    units (the lanes of the first ``align`` stage and C; default all ``k``) in both runs;
+    the sum tree's levels then follow from the units (checked by node identity)."""
+    ops = TraceOps()
+    variables = layout_variables(desc, k)
+    _, _, first, second = window_runs(desc, k, operand)(
+        ops, {n: ops.variable(n, w) for n, w in variables})
+    n = (k if lanes is None else lanes) + 1
+    return cover_mismatches([
+        ("aligned units (lanes and C)", n, len(first["units"])),
+        ("terms (lanes and C)", n, len(first["terms"])),
+        ("aligned units of the flipped run", n, len(second["units"])),
+        ("terms of the flipped run", n, len(second["terms"]))])
+
+
 def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> list[Query]:
     """Sign symmetry of a window path as a chain of queries on two runs of ``build_dot``'s
     DAG (signs flipped or not), cut at the units its ``align`` stage reports, at each level
@@ -586,25 +636,9 @@ def unit_chain(desc: Descriptor, k: int, operand: str, cut_sum: bool = True) -> 
     then ``word-negates`` with the units cut.
     Products are cut in each query (:mod:`proofs.cutpoints`).
     """
-    d_format = FORMATS[desc.d_type]
-    assert isinstance(d_format, FloatFormat)
+    d_format = desc.d_type
     variables = layout_variables(desc, k)
-    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
-        desc.d_type)
-    width = output_width(desc)
-
-    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, dict, dict]:
-        inputs = dot_inputs(desc, k, values)
-        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
-        flipped = dataclasses.replace(inputs, c=_flip(ops, inputs.c, c_bit),
-                                      **{operand: lanes})
-        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
-        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
-        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
-                *({"units": list(stage["align"]["units"]), "quantum": stage["align"]["quantum"],
-                   "terms": list(stage["align"]["terms"]),
-                   "sum": stage["convert"]["units"] if "convert" in stage else None}
-                  for stage in (first, second)))
+    runs = window_runs(desc, k, operand)
 
     def terms_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         _, _, first, second = runs(ops, values)
@@ -775,6 +809,79 @@ def _parts(start: int, stop: int, size: int) -> list[range]:
     return [range(i, min(i + size, stop)) for i in range(start, stop, size)]
 
 
+BlockRuns = Callable[[Ops, Variables], tuple[BV, BV, dict, dict]]
+
+
+def block_runs(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> BlockRuns:
+    """Both runs of a block path's sign chain: ``(D, D flipped, stages, flipped stages)``,
+    each stage record the ``groups`` stage's values with the ``convert`` stage's sum and
+    quantum and the ``products`` stage's products."""
+    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
+        desc.d_type)
+    width = d_bits(desc)
+
+    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, dict, dict]:
+        inputs = dot_inputs(desc, k, values)
+        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
+        c = _flip(ops, inputs.c, c_bit) if flip_c else inputs.c
+        flipped = dataclasses.replace(inputs, c=c, **{operand: lanes})
+        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
+        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
+        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
+                *({**stage["groups"], "sum": stage["convert"]["units"],
+                   "quantum": stage["convert"]["quantum"],
+                   "products": stage["products"]["products"]} for stage in (first, second)))
+
+    return runs
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockShape:
+    """What a block path's traced DAG holds, which the block chain's queries must cover:
+    units per path (C's last), products per group, and the mismatches found (issue 30)."""
+
+    c_units: int
+    product_units: int
+    c_group: int
+    product_group: int
+    mismatches: tuple[str, ...]
+
+
+def _group_size(groups: list[GroupSum]) -> tuple[int, set[int]]:
+    sizes = {len(g.placed) or 1 for g in groups}
+    return (next(iter(sizes)) if len(sizes) == 1 else max(sizes, default=1)), sizes
+
+
+def block_shape(desc: Descriptor, k: int, operand: str, flip_c: bool = True) -> BlockShape:
+    """Trace both runs once and read the counts the block chain covers from the DAG: each
+    path's units (one per group and C's), the products per group; the chain covers those
+    and nothing else, so each count is checked: both runs alike, one unit per group and
+    C's, one group size per path, the groups covering the K lanes exactly, a summed group's
+    signed element sum present."""
+    ops = TraceOps()
+    variables = layout_variables(desc, k)
+    _, _, first, second = block_runs(desc, k, operand, flip_c)(
+        ops, {n: ops.variable(n, w) for n, w in variables})
+    counts: list[tuple[str, int, int]] = []
+    sizes = {}
+    for path, units, groups in (("C-dominant", "c_units", "c_groups"),
+                                ("product", "product_units", "product_groups")):
+        counts.append((f"{path} units of the flipped run", len(first[units]),
+                       len(second[units])))
+        counts.append((f"{path} units (one per group and C's)", len(first[groups]) + 1,
+                       len(first[units])))
+        size, found = _group_size(first[groups])
+        sizes[path] = size
+        counts.append((f"{path} group sizes", 1, len(found)))
+        counts.append((f"{path} lanes in its groups", k, size * len(first[groups])))
+        if size > 1:
+            counts.append((f"{path} groups with a signed element sum", len(first[groups]),
+                           sum(g.total is not None for g in first[groups])))
+    counts.append(("products", k, len(first["products"])))
+    return BlockShape(len(first["c_units"]), len(first["product_units"]), sizes["C-dominant"],
+                      sizes["product"], tuple(cover_mismatches(counts)))
+
+
 def block_unit_chain(desc: Descriptor, k: int, operand: str,
                      flip_c: bool = True) -> list[Query]:
     """Sign symmetry of a block path as a chain of queries on two runs of ``build_dot``'s
@@ -814,24 +921,9 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
     ``quanta-agree`` and ``units-in-range``, whose bound needs the real group products.
     ``flip_c=False`` leaves C alone (a property that fails, for tests).
     """
-    d_format = FORMATS[desc.d_type]
-    assert isinstance(d_format, FloatFormat)
+    d_format = desc.d_type
     variables = layout_variables(desc, k)
-    lane_bit, c_bit = sign_bit(desc.a_format if operand == "a" else desc.b_format), sign_bit(
-        desc.d_type)
-    width = output_width(desc)
-
-    def runs(ops: Ops, values: Variables) -> tuple[BV, BV, dict, dict]:
-        inputs = dot_inputs(desc, k, values)
-        lanes = [_flip(ops, w, lane_bit) for w in getattr(inputs, operand)]
-        c = _flip(ops, inputs.c, c_bit) if flip_c else inputs.c
-        flipped = dataclasses.replace(inputs, c=c, **{operand: lanes})
-        d, first = recorded(ops, lambda: run_dot(ops, desc, inputs))
-        d2, second = recorded(ops, lambda: run_dot(ops, desc, flipped))
-        return (ops.extract(d, width - 1, 0), ops.extract(d2, width - 1, 0),
-                *({**stage["groups"], "sum": stage["convert"]["units"],
-                   "quantum": stage["convert"]["quantum"],
-                   "products": stage["products"]["products"]} for stage in (first, second)))
+    runs = block_runs(desc, k, operand, flip_c)
 
     def units_cut(ops: TraceOps, first: dict, second: dict) -> dict[int, Node]:
         chosen = quanta(ops, first, second)
@@ -1032,7 +1124,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
         of its sum's width, the roots the groups' signed sums (``GroupSum.total``; each
         checked: ``ops.sum`` over the leaves gives the group's own node back)."""
         name = "c_groups" if on_c else "product_groups"
-        size = rules.c_dominant_group if on_c else rules.product_group
+        size = c_size if on_c else p_size
         depth = (size - 1).bit_length()
         merged: list[Level] = [[] for _ in range(depth + 1)]
         for g, h in zip(first[name], second[name]):
@@ -1109,16 +1201,16 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
             return ops.not_(in_range(ops, first, part)), {}
         return body
 
-    rules = rules_for(desc.kind, desc.scaling or "")
-    summed = min(rules.product_group, rules.c_dominant_group) > 1
-    c_count, p_count = k // rules.c_dominant_group + 1, k // rules.product_group + 1
-    parts = [*_parts(0, c_count, max(1, PRODUCTS_PER_QUERY // rules.c_dominant_group)),
-             *_parts(c_count, c_count + p_count,
-                     max(1, PRODUCTS_PER_QUERY // rules.product_group))]
-    range_parts = [*_parts(0, c_count, max(1, min(UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY
-                                                  // rules.c_dominant_group))),
+    shape = block_shape(desc, k, operand, flip_c)
+    c_size, p_size = shape.c_group, shape.product_group
+    summed = min(p_size, c_size) > 1
+    c_count, p_count = shape.c_units, shape.product_units
+    parts = [*_parts(0, c_count, max(1, PRODUCTS_PER_QUERY // c_size)),
+             *_parts(c_count, c_count + p_count, max(1, PRODUCTS_PER_QUERY // p_size))]
+    range_parts = [*_parts(0, c_count, max(1, min(UNITS_PER_RANGE_QUERY,
+                                                  PRODUCTS_PER_QUERY // c_size))),
                    *_parts(c_count, c_count + p_count, max(1, min(
-                       UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY // rules.product_group)))]
+                       UNITS_PER_RANGE_QUERY, PRODUCTS_PER_QUERY // p_size)))]
     grouped_parts = [part for part in parts
                      if any(i not in (c_count - 1, c_count + p_count - 1) for i in part)]
 
@@ -1137,8 +1229,7 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
                 f"{f', leaves {leaves.start}-{leaves.stop - 1}' if not level else ''})",
                 "forall", variables, group_tree(on_c, level, leaves), cut_products=True,
                 lift=violated, cut_at="the tree level below" if level else "")
-          for on_c, path, size in ((True, "C-dominant", rules.c_dominant_group),
-                                   (False, "product", rules.product_group))
+          for on_c, path, size in ((True, "C-dominant", c_size), (False, "product", p_size))
           for level in range(group_depth(size) + 1)
           for leaves in (_parts(0, k, LEAVES_PER_QUERY) if level == 0 else [None])),
         *(Query(f"group-terms-negate ({operand}, group sums cut{label(part)})", "forall",
@@ -1176,9 +1267,11 @@ def block_unit_chain(desc: Descriptor, k: int, operand: str,
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     """Two chains (flip A and C, flip B and C) on two runs of ``build_dot``'s own DAG, its
-    multipliers cut (:mod:`proofs.cutpoints`), each query its own time limit."""
-    if desc.family == "window":
-        queries = [*unit_chain(desc, k, "a"), *unit_chain(desc, k, "b")]
+    multipliers cut (:mod:`proofs.cutpoints`), each query its own time limit. The counts the
+    chains cover (units, terms, groups and their products) are first checked against the
+    traced DAG: a mismatch is an ``unknown`` row naming it (issue 30)."""
+    window = desc.family == "window"
+    if window:
         detail = ("two runs of build_dot (signs flipped), cut at every term's raw and nonzero "
                   "flag and the quanta (terms-agree, quanta-agree: q' = q), at the units its "
                   "align stage reports (units-negate with q cut: u' = -u; units-in-range: u "
@@ -1188,8 +1281,8 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
                   "encodes (word-negates proves D' = -D with them free), and at the "
                   "multipliers; each query assumes on its cut variables only what an "
                   "earlier query proved on the real nodes, each its own time limit")
+        mismatches = [*window_cover(desc, k, "a"), *window_cover(desc, k, "b")]
     else:
-        queries = [*block_unit_chain(desc, k, "a"), *block_unit_chain(desc, k, "b")]
         detail = ("two runs of build_dot (signs flipped), cut at the quanta, C-dominant choice "
                   "and units its groups stage reports (after every product's raw and nonzero "
                   "flag, cut for the quanta; on grouped paths also at each group's "
@@ -1198,6 +1291,13 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
                   "sum and quantum its convert stage encodes (each query assumes on its cut "
                   "variables only what an earlier query proved on the real nodes), and at "
                   "the multipliers; each query its own time limit")
+        mismatches = [m for operand in "ab" for m in block_shape(desc, k, operand).mismatches]
+    detail += ("; sign bits and the D width from proofs/reference.py (SEMANTICS.md section "
+               "1), the canonical NaN from proofs/constants.py (section 2.2)")
+    if mismatches:
+        return uncovered_row("sign-symmetry", desc, k, mismatches, CHAIN, detail)
+    chain = unit_chain if window else block_unit_chain
+    queries = [*chain(desc, k, "a"), *chain(desc, k, "b")]
     row = check_queries("sign-symmetry", desc, k, queries, settings, CHAIN, detail)
     return lift_refuted(row, dataclasses.replace(sign_query(desc, k, "a"), cut_products=False),
                         settings)

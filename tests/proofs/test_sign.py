@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tcspec.proofs.core import CHAIN, LEMMAS, PROVED, REFUTED, UNKNOWN, Settings, decide
@@ -30,6 +32,40 @@ FAST = Settings(second_solver=None, timeout=60)
 
 def _desc(name: str):
     return lookup(name).descriptor
+
+
+def test_sign_bits_come_from_the_reference_not_the_spec(monkeypatch) -> None:
+    """Issue 30's e2m1 breaker moved the spec's sign bit to bit 4: the statement keeps
+    section 1's bit 3 (proofs/reference), so the flipped words are what SEMANTICS negates."""
+    from tcspec.proofs import sign
+    from tcspec.spec import formats
+
+    monkeypatch.setitem(formats.FORMATS, "e2m1", dataclasses.replace(
+        formats.FORMATS["e2m1"], container_bits=5))
+    assert sign.sign_bit("e2m1") == 3 and sign.sign_bit("tf32") == 31
+    assert sign.d_bits(_desc("dense-f16")) == 32 and sign.d_bits(_desc("dense-e4m3")) == 32
+
+
+def test_the_chains_cover_the_dags_counts(monkeypatch) -> None:
+    """The window chain covers K + 1 units; the block chain reads its counts (units, group
+    sizes) from the traced DAG and checks them, so a spec with other group sizes is still
+    covered (sign symmetry does not depend on them), and a lane count that differs is named."""
+    from tcspec.proofs.sign import block_shape, window_cover
+    from tcspec.spec import blockscaled
+
+    assert window_cover(_desc("dense-tf32"), 8, "a") == []
+    assert window_cover(_desc("dense-tf32"), 8, "a", lanes=4) == [
+        "aligned units (lanes and C): the chain covers 5, the DAG has 9",
+        "terms (lanes and C): the chain covers 5, the DAG has 9",
+        "aligned units of the flipped run: the chain covers 5, the DAG has 9",
+        "terms of the flipped run: the chain covers 5, the DAG has 9"]
+    shape = block_shape(_desc("dense-nvfp4"), 16, "a")
+    assert (shape.c_units, shape.product_units, shape.c_group, shape.product_group,
+            shape.mismatches) == (2, 5, 16, 4, ())
+    monkeypatch.setattr(blockscaled, "NVFP4_RULES", dataclasses.replace(
+        blockscaled.NVFP4_RULES, c_dominant_group=8))
+    shape = block_shape(_desc("dense-nvfp4"), 16, "a")
+    assert (shape.c_units, shape.c_group, shape.mismatches) == (3, 8, ())
 
 
 def test_negated_keeps_zero_and_nan() -> None:
