@@ -31,14 +31,21 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tcspec.proofs.constants import (
+    C_DOMINANT_GROUP,
+    C_WINDOW,
+    GROUP_C_MERGE,
+    PRODUCT_GROUP,
     PRODUCT_WINDOW,
+    SCALE_WINDOW,
     SPARSE_CHUNK,
     SPARSE_KEPT,
     SPARSE_LEGAL,
     SPARSE_RULE,
+    SUBNORMAL_FLOOR,
     block_family,
     c_dominant_group,
     product_group,
+    scale_block,
 )
 from tcspec.proofs.core import (
     CHAIN,
@@ -50,22 +57,20 @@ from tcspec.proofs.core import (
     Settings,
     Variables,
     check_queries,
+    cover_mismatches,
     dot_inputs,
+    hypothesis_query,
     layout_variables,
     lift_refuted,
     run_dot,
+    uncovered_row,
 )
 from tcspec.proofs.cutpoints import Record, recorded
 from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.accumulate import exact_sum
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import (
-    MXF8F6F4_RULES,
-    BlockRules,
-    block_scaled_dot,
-    rules_for,
-)
+from tcspec.spec.blockscaled import BlockRules, block_scaled_dot
 from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import (
@@ -155,26 +160,40 @@ def masked(ops: Ops, lanes: Sequence[BV], mask: Sequence[Bool]) -> list[BV]:
 # -------------------------------------------------- the independent formulation
 
 
-def doubled_rules(rules: BlockRules) -> BlockRules:
-    """Block rules on the logical K: FP4 exact-sum groups double, MXF8F6F4 keeps 1."""
-    if rules == MXF8F6F4_RULES:
-        return rules
-    return dataclasses.replace(rules, product_group=2 * rules.product_group,
-                               c_dominant_group=2 * rules.c_dominant_group)
+def dense_rules(desc: Descriptor) -> BlockRules:
+    """The dense rules on the logical K (section 5: they run on the compacted K, so each
+    exact-sum group covers twice the logical lanes), written from section 4 in
+    :mod:`proofs.constants`, never read from ``spec/``: the windows, the scale floor, the C
+    merge and the subnormal floor of the family, its FP4 exact-sum groups doubled (NVFP4
+    4 -> 8 and 16 -> 32, MXF4 16 -> 32); MXF8F6F4 keeps per-product truncation (groups of 1)."""
+    family = block_family(desc)
+    doubled = 1 if PRODUCT_GROUP[family] == 1 and C_DOMINANT_GROUP[family] == 1 else 2
+    return BlockRules(product_window=PRODUCT_WINDOW[family], scale_window=SCALE_WINDOW[family],
+                      c_window=C_WINDOW[family],
+                      product_group=doubled * PRODUCT_GROUP[family],
+                      c_dominant_group=doubled * C_DOMINANT_GROUP[family],
+                      group_c_merge=GROUP_C_MERGE[family],
+                      subnormal_floor=SUBNORMAL_FLOOR[family])
+
+
+def dense_block(desc: Descriptor) -> int:
+    """Logical lanes one scale byte covers on the dense side: twice the compacted K's block
+    (sections 4 and 5, :func:`proofs.constants.scale_block`)."""
+    return 2 * scale_block(desc)
 
 
 def masked_dense(ops: Ops, desc: Descriptor, inputs: DotInputs, mask: Sequence[Bool]) -> BV:
-    """The dense datapath on the logical K with A and B zeroed where ``mask`` is clear."""
+    """The dense datapath on the logical K with A and B zeroed where ``mask`` is clear (block
+    paths: the dense rules of :func:`dense_rules` with scale blocks of :func:`dense_block`)."""
     a, b = masked(ops, inputs.a, mask), masked(ops, inputs.b, mask)
     dense = dataclasses.replace(desc, sparse=False)
     if desc.family == "window":
         return run_dot(ops, dense, DotInputs(a, b, inputs.c))
     fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling or ""])
     assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
-    assert isinstance(fs, FloatFormat) and desc.scale_block is not None
+    assert isinstance(fs, FloatFormat)
     return block_scaled_dot(ops, fa, fb, fs, a, b, inputs.c, inputs.scale_a, inputs.scale_b,
-                            block=2 * desc.scale_block,
-                            rules=doubled_rules(rules_for(desc.kind, desc.scaling or "")))
+                            block=dense_block(desc), rules=dense_rules(desc))
 
 
 def masking_query(desc: Descriptor, k: int,
@@ -659,7 +678,9 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
         return list(runs.dense["align"]["units"]), list(runs.sparse["align"]["units"])
 
     def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        return mask_runs(ops, desc, k, values, keeps).hypothesis, {}
+        runs = mask_runs(ops, desc, k, values, keeps)
+        return runs.hypothesis, {**_meta_words(dot_inputs(desc, k, values)),
+                                 "sparse": runs.d_sparse, "masked_dense": runs.d_dense}
 
     def violation(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         runs = mask_runs(ops, desc, k, values, keeps)
@@ -750,7 +771,7 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
     by_dag = unit_queries(desc, variables, runs_of, lambda runs: [units(runs)], quantum_cut,
                           parts, lambda part: f"lanes {size * part.start}-{size * part.stop - 1}",
                           violation)
-    queries = [Query("hypothesis satisfiable", "exists", variables, possible),
+    queries = [hypothesis_query(variables, possible),
                Query("specials-agree", "forall", variables, specials_agree, lift=violation),
                *(Query(f"chunk-maxima-agree (lanes {size * part.start}-"
                        f"{size * part.stop - 1})", "forall", variables, chunks_agree(part),
@@ -986,7 +1007,9 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         return stand_in
 
     def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        return runs_of(ops, values).hypothesis, {}
+        runs = runs_of(ops, values)
+        return runs.hypothesis, {**_meta_words(dot_inputs(desc, k, values)),
+                                 "sparse": runs.d_sparse, "masked_dense": runs.d_dense}
 
     def violation(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         runs = runs_of(ops, values)
@@ -1311,7 +1334,7 @@ def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     if floored:
         dense_floor, sparse_floor = floor_sums(ops, traced)
         floored = dense_floor.width >= sparse_floor.width
-    queries = [Query("hypothesis satisfiable", "exists", variables, possible),
+    queries = [hypothesis_query(variables, possible),
                Query("specials-agree", "forall", variables,
                      agree(lambda runs: [(x, y) for _, x, y in runs.specials()]),
                      lift=violation),
@@ -1361,17 +1384,74 @@ least one group). With its group sums cut, one NVFP4 group takes 0.2 s and one M
 16 with its C merge 21 s (uncut: 60 s, and no answer in 120 s)."""
 
 
+def masking_cover(desc: Descriptor, k: int) -> list[str]:
+    """The counts the masking chains cover, against both traced runs (issue 30): the slots of
+    every chunk (section 5), each run's product terms and units (window paths: one per lane
+    and C's; block paths: one per group of each path and C's, the groups of
+    :mod:`proofs.constants`' sizes on the compacted K and twice that on the logical K, or one
+    per lane for groups of one product). The chains' per-chunk and per-group queries are
+    issued for those counts, and their cuts replace every unit the runs report: a run with
+    more (or fewer) units or groups than the queries cover is not proved."""
+    size, rule = sparse_rule(desc)
+    kept = SPARSE_KEPT[rule]
+    ops = TraceOps()
+    runs = mask_runs(ops, desc, k, {n: ops.variable(n, w) for n, w in layout_variables(desc, k)})
+    compacted = kept * (k // size)
+    counts = [("slots (kept lanes of every chunk)", compacted, len(runs.slots))]
+    if desc.family == "window":
+        counts += [
+            ("dense aligned units (logical lanes and C)", k + 1,
+             len(runs.dense["align"]["units"])),
+            ("sparse aligned units (compacted lanes and C)", compacted + 1,
+             len(runs.sparse["align"]["units"])),
+            ("dense terms (logical lanes and C)", k + 1, len(runs.dense["products"]["terms"])),
+            ("sparse terms (compacted lanes and C)", compacted + 1,
+             len(runs.sparse["products"]["terms"]))]
+        return cover_mismatches(counts)
+    counts += [("dense products (logical lanes)", k, len(runs.dense["products"]["products"])),
+               ("sparse products (compacted lanes)", compacted,
+                len(runs.sparse["products"]["products"]))]
+    per_lane = product_group(desc) == 1
+    for role, group in (("product_units", product_group(desc)),
+                        ("c_units", c_dominant_group(desc))):
+        path = "product" if role == "product_units" else "C-dominant"
+        if per_lane:
+            counts += [(f"dense {path} units (logical lanes and C)", k + 1,
+                        len(runs.dense["groups"][role])),
+                       (f"sparse {path} units (compacted lanes and C)", compacted + 1,
+                        len(runs.sparse["groups"][role]))]
+            continue
+        count = compacted // group
+        for side, record, lanes in (("dense", runs.dense, 2 * group),
+                                    ("sparse", runs.sparse, group)):
+            groups = record["groups"][GROUP_KEYS[role]]
+            counts += [(f"{side} {path} groups (section 4: {lanes} lanes each)", count,
+                        len(groups)),
+                       (f"{side} {path} units (groups and C)", count + 1,
+                        len(record["groups"][role])),
+                       (f"{side} {path} lanes in its groups", count * lanes,
+                        sum(len(g.placed) or 1 for g in groups))]
+    return cover_mismatches(counts)
+
+
 def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:
     chain = masking_chain if desc.family == "window" else block_masking_chain
+    mismatches = masking_cover(desc, k)
+    if mismatches:
+        detail = ("two runs: build_dot (sparse) and the dense datapath on the logical K"
+                  + (f" ({_block_detail(desc)})" if desc.family == "block" else ""))
+        return uncovered_row("sparse-masking", desc, k, mismatches, CHAIN, detail)
     queries, detail = chain(desc, k)
     row = check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
     return lift_refuted(row, masking_query(desc, k), settings)
 
 
 def _block_detail(desc: Descriptor) -> str:
-    rules = doubled_rules(rules_for(desc.kind, desc.scaling or ""))
-    return (f"dense rules on the logical K: scale block {2 * (desc.scale_block or 0)}, "
-            f"product groups {rules.product_group}, C-dominant groups {rules.c_dominant_group}")
+    rules = dense_rules(desc)
+    return (f"dense rules on the logical K from proofs/constants.py (SEMANTICS.md sections 4 "
+            f"and 5): scale block {dense_block(desc)}, product groups {rules.product_group}, "
+            f"C-dominant groups {rules.c_dominant_group}, windows {rules.product_window}/"
+            f"{rules.c_window}/{rules.scale_window}")
 
 
 # ---------------------------------------------------------- non-interference
@@ -1469,10 +1549,11 @@ def interference_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
         return ops.wrap_bool(cut), {}
 
     def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        hypothesis, *_ = runs(ops, values)
-        return hypothesis, {}
+        hypothesis, _, _, d, d_other = runs(ops, values)
+        return hypothesis, {**_meta_words(dot_inputs(desc, k, values)), "d": d,
+                            "d_other": d_other}
 
-    queries = [Query("hypothesis satisfiable", "exists", variables, possible),
+    queries = [hypothesis_query(variables, possible),
                Query("selection", "forall", variables, selection),
                Query("same-word (lanes cut)", "forall", variables, same_word)]
     return queries, ("two runs of build_dot, cut at the compacted lanes its sparse stage "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tcspec.proofs import sparse
@@ -62,7 +64,7 @@ def test_masking_chain_proves_sparse_tf32_k4() -> None:
     row = sparse.check_masking(lookup("sparse-tf32").descriptor, 4, FAST)
     assert row.result == PROVED and row.method == CHAIN
     assert [lem["name"] for lem in row.lemmas] == [
-        "hypothesis satisfiable", "specials-agree", "chunk-maxima-agree (lanes 0-3)",
+        "hypothesis-satisfiable", "specials-agree", "chunk-maxima-agree (lanes 0-3)",
         "quanta-agree (chunk maxima cut)", "lanes-select (lanes 0-3)",
         "cleared-lanes-zero (lanes 0-3)", "chunk-sums-alike (units cut, lanes 0-3)",
         "sum-level 1 (level 0 cut)", "sum-level 2 (level 1 cut)",
@@ -115,6 +117,36 @@ def test_sparse_constants_match_the_catalog() -> None:
         assert SPARSE_KEPT[rule] * 2 == size
 
 
+@pytest.mark.parametrize("name", [n for n in sparse.SPARSE_PATHS
+                                  if lookup(n).descriptor.family == "block"])
+def test_dense_rules_are_written_from_semantics_not_read_from_spec(name: str) -> None:
+    """The dense side's rules come from proofs/constants (issue 30); on the unbroken spec they
+    are its own rules with the FP4 exact-sum groups doubled, and blocks of twice the lanes."""
+    from tcspec.spec.blockscaled import rules_for
+
+    desc = lookup(name).descriptor
+    rules = rules_for(desc.kind, desc.scaling or "")
+    double = 1 if rules.product_group == rules.c_dominant_group == 1 else 2
+    assert sparse.dense_rules(desc) == dataclasses.replace(
+        rules, product_group=double * rules.product_group,
+        c_dominant_group=double * rules.c_dominant_group)
+    assert sparse.dense_block(desc) == 2 * desc.scale_block
+    assert sparse.masking_cover(desc, logical_k_step(desc) * 2) == []
+
+
+def test_a_group_count_the_chain_does_not_cover_fails_the_row(monkeypatch) -> None:
+    """Issue 30's NVFP4 breaker (C-dominant groups 16 -> 8): the sparse run has twice the
+    groups the per-group queries cover, so the row is unknown and names the mismatch."""
+    from tcspec.spec import blockscaled
+
+    monkeypatch.setattr(blockscaled, "NVFP4_RULES", dataclasses.replace(
+        blockscaled.NVFP4_RULES, c_dominant_group=8))
+    row = sparse.check_masking(lookup("sparse-nvfp4").descriptor, 32, FAST)
+    assert row.result == UNKNOWN and not row.lemmas
+    assert "sparse C-dominant groups (section 4: 16 lanes each): the chain covers 1, the DAG " \
+           "has 2" in row.detail
+
+
 def test_wrong_mask_is_refuted_and_replayed() -> None:
     desc = lookup("sparse-tf32").descriptor
     query = sparse.masking_query(desc, 2, swapped_halves)
@@ -126,7 +158,7 @@ def test_wrong_mask_is_refuted_and_replayed() -> None:
 def test_non_interference_chain_proves_on_build_dots_own_lanes() -> None:
     row = sparse.check_interference(lookup("sparse-nvfp4").descriptor, 32, FAST)
     assert row.result == PROVED and row.method == CHAIN
-    assert [lem["name"] for lem in row.lemmas] == ["hypothesis satisfiable", "selection",
+    assert [lem["name"] for lem in row.lemmas] == ["hypothesis-satisfiable", "selection",
                                                    "same-word (lanes cut)"]
 
 
@@ -179,7 +211,7 @@ def test_block_chain_front_proves_on_nvfp4_k32() -> None:
     the chunk maxima before it is cut (a query body raises otherwise)."""
     queries, _ = sparse.block_masking_chain(lookup("sparse-nvfp4").descriptor, 32)
     names = [q.name for q in queries]
-    assert names[:4] == ["hypothesis satisfiable", "specials-agree",
+    assert names[:4] == ["hypothesis-satisfiable", "specials-agree",
                          "chunk-maxima-agree (lanes 0-7)", "chunk-maxima-bound (lanes 0-7)"]
     assert names[-1] == "word-equal (units, path choice, special flags cut)"
     assert sum(n.startswith("units-relate") for n in names) == 4 + 1
