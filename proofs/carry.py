@@ -33,7 +33,15 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tcspec.proofs.constants import product_group
+from tcspec.proofs import reference as ref
+from tcspec.proofs.constants import (
+    GROUP_C_MERGE,
+    SCALE_WINDOW,
+    block_family,
+    product_group,
+    product_window,
+    window_bound,
+)
 from tcspec.proofs.core import (
     CHAIN,
     InternalError,
@@ -44,8 +52,11 @@ from tcspec.proofs.core import (
     Settings,
     Variables,
     check_queries,
+    cover_mismatches,
     dot_inputs,
+    hypothesis_query,
     layout_variables,
+    require_cover,
     run_dot,
 )
 from tcspec.proofs.cutpoints import recorded
@@ -55,7 +66,7 @@ from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.accumulate import align_to_window, exact_product, max_raw
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rules_for
+from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum
 from tcspec.spec.candidates import build_model
 from tcspec.spec.catalog import input_layout
 from tcspec.spec.descriptor import Descriptor
@@ -74,8 +85,9 @@ def group_size(desc: Descriptor) -> int:
 
 
 def _window_bound(desc: Descriptor) -> int:
-    rules = rules_for(desc.kind, desc.scaling or "")
-    return max(rules.product_window, rules.c_window)
+    """Section 4's larger window (:func:`proofs.constants.window_bound`): the headroom of
+    the per-product units the statement compares with."""
+    return window_bound(desc)
 
 
 def group_variables(desc: Descriptor) -> tuple[tuple[str, int], ...]:
@@ -119,8 +131,7 @@ def group_terms(ops: Ops, desc: Descriptor, values: Variables, count: int | None
 def highest_quantum(desc: Descriptor) -> int:
     """The largest product-path quantum: ``q <= max raw of A, B and both scales - scale window``."""
     fa, fb, fs = group_formats(desc)
-    rules = rules_for(desc.kind, desc.scaling or "")
-    return fa.max_raw + fb.max_raw + 2 * fs.max_raw - (rules.scale_window or 0)
+    return fa.max_raw + fb.max_raw + 2 * fs.max_raw - (SCALE_WINDOW[block_family(desc)] or 0)
 
 
 def group_sum(ops: Ops, desc: Descriptor, terms: GroupTerms) -> GroupSum:
@@ -147,8 +158,7 @@ def group_usable(ops: Ops, desc: Descriptor, terms: GroupTerms, q: BV) -> Bool:
     """``q`` is a quantum the product path can choose for this group: some product is
     nonzero, ``q >= top raw - product window``, ``q <= highest``, no scale is NaN."""
     top_raw, nonzero = max_raw(ops, terms.products)
-    rules = rules_for(desc.kind, desc.scaling or "")
-    return ops.and_(nonzero, ops.sge(q, ops.sub(top_raw, rules.product_window)),
+    return ops.and_(nonzero, ops.sge(q, ops.sub(top_raw, product_window(desc))),
                     ops.sle(q, highest_quantum(desc)),
                     ops.not_(ops.any_(scale.is_nan for scale in terms.scales)))
 
@@ -243,13 +253,28 @@ def _group_detail(desc: Descriptor) -> str:
             "group of every K is this function)")
 
 
+def carry_cover(desc: Descriptor, k: int) -> list[str]:
+    """The counts the chain covers against the traced DAG (issue 30): the first product
+    group's products (G, from :mod:`proofs.constants`) and the levels of its adder tree."""
+    ops = TraceOps()
+    group = dot_group(ops, desc, k, {n: ops.variable(n, w) for n, w in layout_variables(desc, k)})
+    g = group_size(desc)
+    found = len(group.total.placed) or 1
+    return cover_mismatches([
+        ("products of the first product-path group (section 4)", g, found),
+        ("products the chain reads", g, len(group.products))])
+
+
 def check_bounds(desc: Descriptor, k: int, settings: Settings) -> Row:
-    """The bounds as a chain on ``build_dot``'s own DAG (:func:`dot_chain`)."""
+    """The bounds as a chain on ``build_dot``'s own DAG (:func:`dot_chain`); a DAG whose
+    first group is not G products is never ``proved`` (the chain still runs: it may refute
+    the statement with replayed words)."""
     detail = (f"build_dot at K={k}, its first product-path group (lanes 0..G-1, G="
               f"{group_size(desc)}) at the quantum it chooses; {CHAIN_DETAIL} "
               f"{static_widths(desc)}.")
-    return check_queries("k-group-carry", desc, k, dot_chain(desc, k), settings, CHAIN,
-                         detail)
+    row = check_queries("k-group-carry", desc, k, dot_chain(desc, k), settings, CHAIN,
+                        detail)
+    return require_cover(row, carry_cover(desc, k))
 
 
 def check_ends(desc: Descriptor, k: int, settings: Settings) -> Row:
@@ -471,6 +496,57 @@ def dot_hypothesis(ops: Ops, group: DotGroup) -> Bool:
                     ops.not_(group.near_c))
 
 
+@dataclass(frozen=True)
+class StatedGroup:
+    """What the statement says of lanes 0..G-1, by :mod:`proofs.reference` (SEMANTICS.md
+    sections 1 and 4, never ``spec/``): each product's nonzero flag and sign from the
+    element and scale words, and where the bound is claimed (``hypothesis``: some product
+    nonzero, no NaN in the block's scale bytes, and on the MXF4 family the group not merged
+    with C, i.e. not ``C != 0`` with ``rC`` at least the group's largest product raw)."""
+
+    nonzero: list[Bool]
+    negative: list[Bool]
+    hypothesis: Bool
+
+
+def stated_group(ops: Ops, desc: Descriptor, k: int, values: Variables) -> StatedGroup:
+    g = group_size(desc)
+    inputs = dot_inputs(desc, k, values)
+    scale = desc.scaling or ""
+    sa, sb = (ref.decode_scale(ops, scale, w) for w in (inputs.scale_a[0], inputs.scale_b[0]))
+    xs = [ref.decode(ops, desc.a_format, w) for w in inputs.a[:g]]
+    ys = [ref.decode(ops, desc.b_format, w) for w in inputs.b[:g]]
+    scales_nonzero = ops.and_(sa.nonzero, sb.nonzero)
+    nonzero = [ops.and_(x.nonzero, y.nonzero, scales_nonzero) for x, y in zip(xs, ys)]
+    negative = [ops.xor_(x.negative, y.negative) for x, y in zip(xs, ys)]
+    some = ops.any_(nonzero)
+    hypothesis = ops.and_(some, ops.not_(ops.or_(sa.nan, sb.nan)))
+    if GROUP_C_MERGE[block_family(desc)]:
+        lowest = ops.const(-(1 << (ref.EXP - 2)), ref.EXP)
+        raws = [ops.add(ops.add(x.raw, y.raw), ops.add(sa.raw, sb.raw)) for x, y in zip(xs, ys)]
+        top = ops.smax_all([ops.ite(z, r, lowest) for z, r in zip(nonzero, raws)])
+        c = ref.decode(ops, "f32", inputs.c)
+        hypothesis = ops.and_(hypothesis, ops.not_(ops.and_(c.nonzero, ops.sge(c.raw, top))))
+    return StatedGroup(nonzero, negative, hypothesis)
+
+
+def agrees_violation(ops: Ops, stated: StatedGroup, group: DotGroup) -> Bool:
+    """The stated hypothesis holds, yet the DAG's does not, or a product's nonzero flag, or
+    a nonzero product's sign, differs between the statement and the DAG."""
+    agree = [ops.and_(ops.iff(z, p.nonzero), ops.implies(z, ops.iff(n, p.negative)))
+             for z, n, p in zip(stated.nonzero, stated.negative, group.products)]
+    return ops.and_(stated.hypothesis, ops.not_(ops.and_(dot_hypothesis(ops, group), *agree)))
+
+
+def stated_violation(ops: Ops, desc: Descriptor, stated: StatedGroup, group: DotGroup,
+                     singles: list[BV], case: str, top: int | None = None) -> Bool:
+    """:func:`dot_violation` with the statement's hypothesis and signs (the property)."""
+    positive = [ops.implies(z, ops.not_(n)) for z, n in zip(stated.nonzero, stated.negative)]
+    negative = [ops.implies(z, n) for z, n in zip(stated.nonzero, stated.negative)]
+    return dot_violation(ops, desc, group, singles, case, top, (positive, negative),
+                         stated.hypothesis)
+
+
 def dot_singles(ops: Ops, desc: Descriptor, group: DotGroup) -> list[BV]:
     """The per-product units: ``align_to_window`` of each recorded product at the product
     path's quantum (section 7's ``nvfp4-per-product``)."""
@@ -478,14 +554,16 @@ def dot_singles(ops: Ops, desc: Descriptor, group: DotGroup) -> list[BV]:
 
 
 def dot_violation(ops: Ops, desc: Descriptor, group: DotGroup, singles: list[BV],
-                  case: str, top: int | None = None) -> Bool:
+                  case: str, top: int | None = None,
+                  signs: tuple[list[Bool], list[Bool]] | None = None,
+                  hypothesis: Bool | None = None) -> Bool:
     """The property's violation on ``build_dot``'s group: same sign (``case="same"``; or
     ``"positive"``, ``"negative"``: every product positive or zero, negative or zero) with
     the excess outside 0..G-1, mixed signs (``"mixed"``) with the difference beyond G-1,
     or either (``"any"``); ``top`` (default G-1) replaces G-1 (a wrong bound, for tests)."""
     top = group_size(desc) - 1 if top is None else top
     grouped, per_product = compared(ops, group.grouped, singles)
-    positive, negative = _signs(ops, group.products)
+    positive, negative = _signs(ops, group.products) if signs is None else signs
     same = ops.or_(ops.all_(positive), ops.all_(negative))
     bad_same = ops.and_(same, ops.not_(_in_range(ops, _excess(ops, grouped, per_product),
                                                  0, top)))
@@ -495,7 +573,7 @@ def dot_violation(ops: Ops, desc: Descriptor, group: DotGroup, singles: list[BV]
     bad = {"same": bad_same, "mixed": bad_mixed, "any": ops.or_(bad_same, bad_mixed),
            "positive": ops.and_(ops.all_(positive), bad_excess),
            "negative": ops.and_(ops.all_(negative), bad_excess)}[case]
-    return ops.and_(dot_hypothesis(ops, group), bad)
+    return ops.and_(dot_hypothesis(ops, group) if hypothesis is None else hypothesis, bad)
 
 
 def _dot_values(ops: Ops, desc: Descriptor, group: DotGroup) -> tuple[list[BV], BV]:
@@ -526,7 +604,7 @@ def sum_levels(ops: Ops, xs: list[BV]) -> list[list[BV]]:
 def quantum_facts(ops: Ops, desc: Descriptor, group: DotGroup, q: BV) -> Bool:
     """Every nonzero product of the group has ``raw <= q + product window``, and ``q`` is at
     most the highest quantum."""
-    window = rules_for(desc.kind, desc.scaling or "").product_window
+    window = product_window(desc)
     return ops.and_(*(ops.implies(p.nonzero, ops.sle(p.raw, ops.add(q, window)))
                       for p in group.products), ops.sle(q, highest_quantum(desc)))
 
@@ -572,7 +650,11 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     method"). ``X_i`` is product i's value in units of ``2^e``, ``S_G`` their sum and ``T``
     truncation toward zero at shift ``e - q`` (:func:`proofs.floor.truncates`).
 
-    - ``hypothesis satisfiable`` (same sign, mixed signs): the claim is not vacuous.
+    - ``hypothesis-satisfiable`` (same sign, mixed signs): the statement's hypothesis
+      (:func:`stated_group`, from :mod:`proofs.reference`) holds for some words, shown.
+    - ``hypothesis-agrees``: where it holds, so does the DAG's own (:func:`dot_hypothesis`),
+      and each product's nonzero flag and sign are the statement's; so the DAG's violation
+      (which every later query is about) covers the statement's.
     - ``quantum``: the product path's quantum ``q`` meets :func:`quantum_facts`.
     - ``units-truncate`` (``q`` cut: free at every occurrence under :func:`quantum_facts`,
       sound by ``quantum``): ``u_i = T(X_i)`` with :func:`unit_facts`.
@@ -614,16 +696,28 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
 
     def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
-        return dot_violation(ops, desc, group, singles, "any", top), shown(group, singles)
+        stated = stated_group(ops, desc, k, values)
+        return (stated_violation(ops, desc, stated, group, singles, "any", top),
+                shown(group, singles))
 
     def possible(case: str) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             group, singles = traced(ops, values)
-            positive, negative = _signs(ops, group.products)
+            stated = stated_group(ops, desc, k, values)
+            positive = [ops.implies(z, ops.not_(n))
+                        for z, n in zip(stated.nonzero, stated.negative)]
+            negative = [ops.implies(z, n) for z, n in zip(stated.nonzero, stated.negative)]
             same = ops.or_(ops.all_(positive), ops.all_(negative))
-            return ops.and_(dot_hypothesis(ops, group),
-                            same if case == "same" else ops.not_(same)), shown(group, singles)
+            words = {n: values[n] for n in (*(f"{x}{i}" for x in "ab" for i in range(g_count)),
+                                            "scale_a0", "scale_b0", "c") if n in values}
+            return (ops.and_(stated.hypothesis, same if case == "same" else ops.not_(same)),
+                    {**shown(group, singles), **words})
         return body
+
+    def agrees(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        group, singles = traced(ops, values)
+        return agrees_violation(ops, stated_group(ops, desc, k, values), group), \
+            shown(group, singles)
 
     def quantum(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
@@ -850,8 +944,9 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
 
     cut_at = "the product path's quantum"
     lemmas = [
-        Query("hypothesis satisfiable (same sign)", "exists", variables, possible("same")),
-        Query("hypothesis satisfiable (mixed signs)", "exists", variables, possible("mixed")),
+        hypothesis_query(variables, possible("same"), "same sign"),
+        hypothesis_query(variables, possible("mixed"), "mixed signs"),
+        Query("hypothesis-agrees", "forall", variables, agrees, lift=violated),
         Query("quantum", "forall", variables, quantum, lift=violated),
         *(Query(f"units-truncate {part.start}-{part.stop - 1} (q cut)", "forall", variables,
                 units_truncate(part), lift=violated, cut_at=cut_at)
@@ -889,6 +984,9 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
 
 
 CHAIN_DETAIL = (
+    "hypothesis and signs from proofs/reference.py (sections 1 and 4: some product nonzero, "
+    "no NaN scale, MXF4 family: not merged with C), G and the windows from "
+    "proofs/constants.py; hypothesis-agrees: they imply the DAG's; "
     "quantum: q meets the quantum facts; units-truncate (q cut, free under those facts): "
     "u_i = T(X_i) with the sign facts (T: toward zero at shift e - q, left shifts only); "
     "product-value, group-sum-elements, group-sum-value, distributive and group-value "

@@ -110,8 +110,9 @@ def test_cheap_nvfp4_chain_queries_are_proved() -> None:
                             "group-bound", "group-truncates", "distributive",
                             "group-sum-elements")):
             assert decide(query, "bitwuzla", 60).result == PROVED, name
-    for name in ("hypothesis satisfiable (same sign)", "hypothesis satisfiable (mixed signs)"):
+    for name in ("hypothesis-satisfiable (same sign)", "hypothesis-satisfiable (mixed signs)"):
         assert decide(chain[name], "bitwuzla", 60).result == WITNESS, name
+    assert decide(chain["hypothesis-agrees"], "bitwuzla", 60).result == PROVED
 
 
 def test_a_wrong_bound_is_not_proved() -> None:
@@ -141,8 +142,9 @@ def test_the_chain_reads_build_dots_own_group() -> None:
 def test_the_chain_names_its_queries() -> None:
     for desc, levels in ((NVFP4, 2), (MXF4, 4)):
         names = [q.name for q in carry.dot_chain(desc, 64)]
-        assert names[:3] == ["hypothesis satisfiable (same sign)",
-                             "hypothesis satisfiable (mixed signs)", "quantum"]
+        assert names[:4] == ["hypothesis-satisfiable (same sign)",
+                             "hypothesis-satisfiable (mixed signs)", "hypothesis-agrees",
+                             "quantum"]
         assert "group-truncates (q, group sum and X_i cut)" in names
         assert sum(n.startswith("carry tree level") for n in names) == 3 * levels
         assert sum(n.startswith("composition") for n in names) == 3
