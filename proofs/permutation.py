@@ -40,7 +40,6 @@ from tcspec.proofs.core import (
 from tcspec.proofs.normal_form import NormalForms, rule_queries
 from tcspec.proofs.stages import traced_inputs
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import rules_for
 from tcspec.spec.catalog import DotInputs
 from tcspec.spec.descriptor import Descriptor
 
@@ -183,7 +182,7 @@ def check_across_groups(desc: Descriptor, k: int, settings: Settings) -> Row:
 
 def grouped_nvfp4(desc: Descriptor) -> bool:
     return (desc.family == "block" and not desc.sparse and desc.scaling == "ue4m3"
-            and rules_for(desc.kind, desc.scaling).product_group == 4)
+            and product_group(desc) == 4)
 
 
 PROPERTIES = [

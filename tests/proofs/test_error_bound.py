@@ -98,7 +98,7 @@ def test_chain_proves_a_small_row_and_witnesses_are_found() -> None:
     row = check(_desc("dense-e2m1"), 2, FAST)
     assert row.result == PROVED and row.method == CHAIN, row.detail
     names = [lem["name"] for lem in row.lemmas]
-    assert names[0] == "hypothesis satisfiable" and names[-1] == "bound (n = 3)"
+    assert names[0] == "hypothesis-satisfiable" and names[-1] == "bound (n = 3)"
     assert {lem["solver"] for lem in row.lemmas} == {"bitwuzla", "z3"}
     row = check_witness(_desc("dense-e4m3"), 2, FAST)
     assert row.result == WITNESS
