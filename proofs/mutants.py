@@ -64,7 +64,64 @@ conversion to a subnormal D also drops 255 of them. Under a -132 clamp the error
 quanta of 2^-157 and SEMANTICS' bound (q = -158) is 264.5 of them (SEMANTICS.md 2.4)."""
 
 
+def _zero_lanes(k: int) -> dict[str, int]:
+    return {f"{side}{i}": 0 for side in "ab" for i in range(k)}
+
+
+MXF8F6F4_C_WINDOW_COUNTEREXAMPLE = tuple({
+    **_zero_lanes(64), "a0": 0x81, "b0": 0x01, "c": 0x3F800000, "scale_a0": 0x78,
+    "scale_b0": 0x7F, "meta0": 0x44444444, "meta1": 0x44444444}.items())
+"""sparse-mx-e4m3 at logical K=64, every chunk keeping positions 0 and 1: C = 1.0 and one
+product -2^-9 x 2^-9 x 2^-7 = -2^-25 (compacted lane 0), so C dominates (rC = 0 >= P).
+SEMANTICS (C window 25, q = -25): 2^25 - 1 units, D = 0x3F7FFFFF. With a C window of 24 the
+product truncates to 0 units of 2^-24 and the sparse D is 0x3F800000 (section 4)."""
+
+NVFP4_C_GROUP_COUNTEREXAMPLE = tuple({
+    **_zero_lanes(128), "a0": 0x9, "b0": 0x1, "a16": 0x9, "b16": 0x1, "c": 0x47800000,
+    "scale_a0": 0x01, "scale_b0": 0x01, "scale_a1": 0x38, "scale_b1": 0x38, "scale_a2": 0x38,
+    "scale_b2": 0x38, "scale_a3": 0x38, "scale_b3": 0x38, "meta0": 0x44444444,
+    "meta1": 0x44444444}.items())
+"""sparse-nvfp4 at logical K=128, every chunk keeping pairs 0 and 1: C = 2^16 (C-dominant,
+q = 16 - 35 = -19) and two products -0.5 x 0.5 x 2^-9 x 2^-9 = -2^-20 (half a quantum each)
+at compacted lanes 0 and 8, one K=16 block. SEMANTICS sums the block exactly: -1 unit,
+D = 0x477FFFFF. In C-dominant groups of 8 each half unit truncates to 0: D = 0x47800000."""
+
+
 BREAKERS = (
+    Breaker("e2m1-container-5", "decode (sign bit)", "formats.py",
+            'FloatFormat("e2m1", 2, 1, 1, 4, specials="none")',
+            'FloatFormat("e2m1", 2, 1, 1, 5, specials="none")',
+            ("sign-symmetry", "dense-e2m1", 2),
+            kills=(("sign-symmetry", "dense-e2m1", 32), ("sign-symmetry", "dense-nvfp4", 64)),
+            keeps=(("permutation", "dense-e2m1", 32),), cheap=True),
+    Breaker("bf16-bias-126", "decode (bias)", "formats.py",
+            'FloatFormat("bf16", 8, 7, 127, 32, cleared_bits=16)',
+            'FloatFormat("bf16", 8, 7, 126, 32, cleared_bits=16)',
+            ("single-lane-is-rz-product", "dense-bf16", 2),
+            kills=(("single-lane-is-rz-product", "dense-bf16", 16),
+                   ("error-bound", "dense-bf16", 16)),
+            keeps=(("permutation", "dense-bf16", 16),), cheap=True),
+    Breaker("exponent-below-max-special", "decode (specials)", "formats.py",
+            "    exp_is_max = ops.eq(exp, fmt.exp_max_field)\n",
+            "    exp_is_max = ops.or_(ops.eq(exp, fmt.exp_max_field),\n"
+            "                         ops.eq(exp, fmt.exp_max_field - 1))\n",
+            ("single-lane-is-rz-product", "dense-tf32", 2),
+            kills=(("single-lane-is-rz-product", "dense-tf32", 8),),
+            keeps=(("permutation", "dense-tf32", 8),), cheap=True),
+    Breaker("nvfp4-c-dominant-groups-of-8", "C-dominant group size", "blockscaled.py",
+            "product_group=4, c_dominant_group=16)",
+            "product_group=4, c_dominant_group=8)",
+            ("sparse-masking", "sparse-nvfp4", 128),
+            kills=(("sparse-masking", "sparse-nvfp4", 128),),
+            keeps=(("sparse-non-interference", "sparse-nvfp4", 128),),
+            words=NVFP4_C_GROUP_COUNTEREXAMPLE),
+    Breaker("mxf8f6f4-c-window-24", "C window", "blockscaled.py",
+            "MXF8F6F4_RULES = BlockRules(product_window=25, scale_window=None, c_window=25,",
+            "MXF8F6F4_RULES = BlockRules(product_window=25, scale_window=None, c_window=24,",
+            ("sparse-masking", "sparse-mx-e4m3", 64),
+            kills=(("sparse-masking", "sparse-mx-e4m3", 64),),
+            keeps=(("sparse-non-interference", "sparse-mx-e4m3", 64),),
+            words=MXF8F6F4_C_WINDOW_COUNTEREXAMPLE),
     Breaker("window-drops-lane-0", "window exponent", "accumulate.py",
             "    top, present = max_raw(ops, terms)\n",
             "    top, present = max_raw(ops, terms[1:])\n",
@@ -293,13 +350,25 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        """Every kill row not proved, every keep row proved, the counterexample replayed."""
-        if self.error:
+        """Every kill row refuted or unknown, every keep row proved, the counterexample
+        replayed; a run that crashed (the child process, the counterexample or a row check
+        raising) is never ok, and a row that raised is never a kill."""
+        if self.error or any(r["result"] == ERROR for r in self.rows):
             return False
         if self.witness is not None and not self.witness.get("replayed"):
             return False
-        return all((r["result"] != "proved") if r["role"] == "kill" else
-                   (r["result"] == "proved") for r in self.rows)
+        return all(killed(r) if r["role"] == "kill" else (r["result"] == "proved")
+                   for r in self.rows)
+
+
+ERROR = "error"
+"""The result of a row (or counterexample) whose check raised in the mutated copy: an error
+of the run, shown as such and never counted as a kill (issue 30)."""
+
+
+def killed(row: dict[str, Any]) -> bool:
+    """A kill: the row was decided and is not proved (refuted, or unknown with its reason)."""
+    return row["result"] in ("refuted", "unknown")
 
 
 def _witness_query(prop: str, name: str, k: int) -> Any:
@@ -358,30 +427,39 @@ def child_main(name: str, timeout: float) -> dict[str, Any]:
     out: dict[str, Any] = {"witness": None, "rows": []}
     if breaker.witness is not None:
         prop, datapath, k = breaker.witness
-        query = _witness_query(prop, datapath, k)
-        if breaker.words:
-            started = time.monotonic()
-            violated, shown = query.replay(dict(breaker.words))
-            outcome = Outcome(query.name, REFUTED if violated else UNKNOWN, "replay",
-                              time.monotonic() - started,
-                              words={**dict(breaker.words), **shown} if violated else {})
-        else:
-            outcome = decide(query, settings.solver, timeout)
+        started = time.monotonic()
+        try:
+            query = _witness_query(prop, datapath, k)
+            if breaker.words:
+                violated, shown = query.replay(dict(breaker.words))
+                outcome = Outcome(query.name, REFUTED if violated else UNKNOWN, "replay",
+                                  time.monotonic() - started,
+                                  words={**dict(breaker.words), **shown} if violated else {})
+            else:
+                outcome = decide(query, settings.solver, timeout)
+        except Exception as exc:
+            outcome = Outcome(prop, ERROR, "", time.monotonic() - started,
+                              f"{type(exc).__name__}: {exc}")
         out["witness"] = {"property": prop, "datapath": datapath, "k": k,
                           "result": outcome.result, "seconds": round(outcome.seconds, 2),
                           "replayed": outcome.result == REFUTED and bool(outcome.words),
-                          "words": {n: f"0x{v:X}" for n, v in outcome.words.items()}}
+                          "words": {n: f"0x{v:X}" for n, v in outcome.words.items()},
+                          "detail": outcome.reason[:300]}
     from tcspec.proofs.arch import arch_properties
 
     props = {**properties(), **arch_properties()}
     for role, rows in (("kill", breaker.kills), ("keep", breaker.keeps)):
         for prop, datapath, k in rows:
             started = time.monotonic()
-            row = props[prop].check(lookup(datapath).descriptor, k, settings)
+            try:
+                row = props[prop].check(lookup(datapath).descriptor, k, settings)
+                result, detail = row.result, row.detail
+            except Exception as exc:
+                result, detail = ERROR, f"the check raised {type(exc).__name__}: {exc}"
             out["rows"].append({"role": role, "property": prop, "datapath": datapath, "k": k,
-                                "result": row.result, "seconds": round(
+                                "result": result, "seconds": round(
                                     time.monotonic() - started, 2),
-                                "detail": row.detail[:300]})
+                                "detail": detail[:300]})
     return out
 
 
@@ -405,10 +483,17 @@ def run_breaker(breaker: Breaker, timeout: float = 60.0) -> Verdict:
             found = json.loads(done.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            verdict.error = f"the mutated copy failed (exit {done.returncode}): {tail}"
+            verdict.error = f"error: the mutated copy failed (exit {done.returncode}): {tail}"
+            verdict.seconds = time.monotonic() - started
             return verdict
     verdict.witness, verdict.rows = found["witness"], found["rows"]
     verdict.seconds = time.monotonic() - started
+    crashed = [f"{r['property']} {r['datapath']}: {r['detail']}" for r in verdict.rows
+               if r["result"] == ERROR]
+    if verdict.witness is not None and verdict.witness["result"] == ERROR:
+        crashed.insert(0, f"counterexample: {verdict.witness['detail']}")
+    if crashed:
+        verdict.error = "error: " + "; ".join(crashed)
     return verdict
 
 
@@ -429,24 +514,37 @@ def kill_table(verdicts: Sequence[Verdict]) -> str:
     lines = ["| breaker | stage | counterexample (replayed on the mutant) | must not prove | "
              "must still prove | ok | s |", "|---|---|---|---|---|---|---|"]
     families: dict[str, list[int]] = {}
+    errors = []
+
+    def shown_row(r: dict[str, Any]) -> str:
+        result = "**ERROR** (the check raised; not a kill)" if r["result"] == ERROR \
+            else r["result"]
+        return f"{r['property']} {r['datapath']}: {result}"
+
     for v in verdicts:
         w = v.witness
         shown = ("-" if w is None else
-                 f"{w['property']} {w['datapath']} K={w['k']}: {w['result']}")
-        kills = ", ".join(f"{r['property']} {r['datapath']}: {r['result']}"
-                          for r in v.rows if r["role"] == "kill") or "-"
-        keeps = ", ".join(f"{r['property']} {r['datapath']}: {r['result']}"
-                          for r in v.rows if r["role"] == "keep") or "-"
-        ok = "yes" if v.ok else f"**no** {v.error}".strip()
+                 f"{w['property']} {w['datapath']} K={w['k']}: "
+                 + ("**ERROR**" if w["result"] == ERROR else w["result"]))
+        kills = ", ".join(shown_row(r) for r in v.rows if r["role"] == "kill") or "-"
+        keeps = ", ".join(shown_row(r) for r in v.rows if r["role"] == "keep") or "-"
+        ok = "yes" if v.ok else f"**no** {v.error}".strip().replace("|", "/")
         gap = f" ({KNOWN_GAPS[v.breaker]})" if v.breaker in KNOWN_GAPS else ""
         lines.append(f"| {v.breaker}{gap} | {v.stage} | {shown} | {kills} | {keeps} | {ok} | "
                      f"{v.seconds:.0f} |")
+        if v.error.startswith("error:"):
+            errors.append(v.breaker)
         for r in v.rows:
             if r["role"] == "kill":
-                tally = families.setdefault(r["property"], [0, 0])
-                tally[0] += r["result"] != "proved"
+                tally = families.setdefault(r["property"], [0, 0, 0])
+                tally[0] += killed(r)
                 tally[1] += 1
+                tally[2] += r["result"] == ERROR
     lines.append("")
     lines.append("Kills per property family: " + ", ".join(
-        f"{prop} {k}/{n}" for prop, (k, n) in sorted(families.items())) + ".")
+        f"{prop} {k}/{n}" + (f" ({e} errors, not kills)" if e else "")
+        for prop, (k, n, e) in sorted(families.items())) + ".")
+    lines.append("")
+    lines.append("Runs that crashed (errors, never counted as kills): "
+                 + (", ".join(errors) if errors else "none") + ".")
     return "\n".join(lines)

@@ -47,6 +47,48 @@ def test_clamp_counterexample_violates_only_the_mutant() -> None:
     assert verdict.ok and verdict.witness and verdict.witness["replayed"], verdict
 
 
+@pytest.mark.parametrize(("name", "datapath", "k", "words"), [
+    ("nvfp4-c-dominant-groups-of-8", "sparse-nvfp4", 128, mutants.NVFP4_C_GROUP_COUNTEREXAMPLE),
+    ("mxf8f6f4-c-window-24", "sparse-mx-e4m3", 64, mutants.MXF8F6F4_C_WINDOW_COUNTEREXAMPLE)])
+def test_block_counterexamples_violate_only_the_mutant(name, datapath, k, words) -> None:
+    """The hand-made masking counterexamples of issue 30's block breakers: on the real spec
+    sparse equals the masked dense rules of proofs/constants; the breaker's run replays them
+    as a violation on the mutant."""
+    from tcspec.proofs.sparse import masking_query
+    from tcspec.spec.catalog import lookup
+
+    violated, shown = masking_query(lookup(datapath).descriptor, k).replay(dict(words))
+    assert not violated and shown["sparse"] == shown["masked_dense"]
+    assert breaker_named(name).words == words
+
+
+def test_a_crash_is_an_error_never_a_kill() -> None:
+    """Issue 30: a row whose check raised in the mutated copy, or a child that failed, is an
+    error of the run: not ok, shown as an error, and not counted among the kills."""
+    crashed = mutants.Verdict("demo", "stage", rows=[
+        {"role": "kill", "property": "sign-symmetry", "datapath": "dense-tf32", "k": 8,
+         "result": mutants.ERROR, "seconds": 0.1, "detail": "the check raised KeyError: 1"},
+        {"role": "kill", "property": "permutation", "datapath": "dense-tf32", "k": 8,
+         "result": "refuted", "seconds": 0.1, "detail": ""}],
+        error="error: sign-symmetry dense-tf32: the check raised KeyError: 1")
+    failed = mutants.Verdict("child", "stage", error="error: the mutated copy failed (exit 1)")
+    assert not crashed.ok and not failed.ok
+    table = kill_table([crashed, failed])
+    assert "sign-symmetry dense-tf32: **ERROR**" in table
+    assert "sign-symmetry 0/1 (1 errors, not kills)" in table and "permutation 1/1" in table
+    assert "Runs that crashed (errors, never counted as kills): demo, child." in table
+
+
+def test_issue_30_breakers_are_declared() -> None:
+    names = {b.name for b in BREAKERS}
+    assert {"e2m1-container-5", "bf16-bias-126", "exponent-below-max-special",
+            "nvfp4-c-dominant-groups-of-8", "mxf8f6f4-c-window-24"} <= names
+    for name in ("e2m1-container-5", "bf16-bias-126", "exponent-below-max-special",
+                 "nvfp4-c-dominant-groups-of-8", "mxf8f6f4-c-window-24"):
+        breaker = breaker_named(name)
+        assert breaker.kills and breaker.keeps and breaker.witness
+
+
 def test_an_unknown_breaker_is_named() -> None:
     with pytest.raises(ValueError, match="unknown breaker 'nope'"):
         breaker_named("nope")
