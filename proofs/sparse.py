@@ -30,6 +30,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tcspec.proofs import reference
 from tcspec.proofs.constants import (
     C_DOMINANT_GROUP,
     C_WINDOW,
@@ -71,7 +72,7 @@ from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.accumulate import exact_sum
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import BlockRules, block_scaled_dot
-from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse, output_width
+from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.formats import (
     EXP_WIDTH,
@@ -152,6 +153,11 @@ def kept_positions(ops: Ops, selector: BV, rule: str) -> list[list[Bool]]:
             for field in (low, high) for parity in (0, 1)]
 
 
+def d_bits(desc: Descriptor) -> int:
+    """The D word's width (section 1), from :mod:`proofs.reference`."""
+    return reference.word_bits(desc.d_type)
+
+
 def masked(ops: Ops, lanes: Sequence[BV], mask: Sequence[Bool]) -> list[BV]:
     """Each lane where its flag is set, the zero word elsewhere."""
     return [ops.ite(m, lane, ops.const(0, lane.width)) for lane, m in zip(lanes, mask)]
@@ -199,7 +205,7 @@ def masked_dense(ops: Ops, desc: Descriptor, inputs: DotInputs, mask: Sequence[B
 def masking_query(desc: Descriptor, k: int,
                   keeps: Keeps = keeps_position) -> Query:
     """Violation: legal metadata, yet sparse differs from the masked dense datapath."""
-    width = output_width(desc)
+    width = d_bits(desc)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
@@ -293,7 +299,7 @@ def mask_runs(ops: Ops, desc: Descriptor, k: int, values: Variables,
     size, rule = sparse_rule(desc)
     inputs = dot_inputs(desc, k, values)
     mask = active_mask(ops, desc, inputs.metadata, k, keeps)
-    width = output_width(desc)
+    width = d_bits(desc)
     d_dense, dense = recorded(ops, lambda: masked_dense(ops, desc, inputs, mask))
     d_sparse, sparse = recorded(ops, lambda: run_dot(ops, desc, inputs))
     slots = [slot for chunk in range(k // size)
@@ -1490,7 +1496,7 @@ def selection_lemma(desc: Descriptor, k: int, keeps: Keeps = keeps_position) -> 
 
 def interference_query(desc: Descriptor, k: int) -> Query:
     """Violation (monolithic form): agreeing inputs give different words."""
-    width = output_width(desc)
+    width = d_bits(desc)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs, other, hypothesis = _agreeing_inputs(ops, desc, k, values)
@@ -1514,7 +1520,7 @@ def interference_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
     depends on the A and B words only through those lanes.
     """
     variables = layout_variables(desc, k) + _other_lanes(desc, k)
-    width = output_width(desc)
+    width = d_bits(desc)
 
     def runs(ops: Ops, values: Variables) -> tuple[Bool, list[BV], list[BV], BV, BV]:
         inputs, other, hypothesis = _agreeing_inputs(ops, desc, k, values)
