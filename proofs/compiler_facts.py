@@ -131,18 +131,18 @@ def single_lane_query(desc: Descriptor, k: int, lane: int, c_value: int = 0) -> 
 
 
 def single_lane_witness(desc: Descriptor, k: int, lane: int) -> Query:
-    """The hypothesis of :func:`single_lane_query` holds for some words, shown with D and the
-    right-hand side."""
+    """The hypothesis of :func:`single_lane_query` holds for some words whose right-hand side
+    is not +0 (so the row is not about zeros alone), shown with D and the right-hand side."""
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
-        return single_lane_hypothesis(ops, desc, inputs, lane), {
+        expected = rz_product_f32(ops, desc.a_format, desc.b_format, inputs.a[lane],
+                                  inputs.b[lane])
+        return ops.and_(single_lane_hypothesis(ops, desc, inputs, lane), ops.ne(expected, 0)), {
             f"a{lane}": inputs.a[lane], f"b{lane}": inputs.b[lane], "c": inputs.c,
-            "d": run_dot(ops, desc, inputs),
-            "rz_product": rz_product_f32(ops, desc.a_format, desc.b_format, inputs.a[lane],
-                                         inputs.b[lane])}
+            "d": run_dot(ops, desc, inputs), "rz_product": expected}
 
-    return hypothesis_query(layout_variables(desc, k), body, f"lane {lane}")
+    return hypothesis_query(layout_variables(desc, k), body, f"lane {lane}, a nonzero product word")
 
 
 def check_single_lane(desc: Descriptor, k: int, settings: Settings) -> Row:

@@ -322,7 +322,9 @@ def second_summary(outcomes: Sequence[Outcome]) -> dict[str, Any] | None:
 
 
 def _shown_words(words: dict[str, int], limit: int = 8) -> str:
-    shown = ", ".join(f"{name}=0x{value:X}" for name, value in list(words.items())[:limit])
+    """The first ``limit`` words (nonzero ones first), as the detail of a row shows them."""
+    items = sorted(words.items(), key=lambda item: item[1] == 0)
+    shown = ", ".join(f"{name}=0x{value:X}" for name, value in items[:limit])
     return shown + (", ..." if len(words) > limit else "")
 
 

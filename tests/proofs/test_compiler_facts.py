@@ -44,12 +44,13 @@ def test_single_lane_row_shows_its_hypothesis_witness() -> None:
     row = facts.check_single_lane(TF32, 2, FAST)
     assert row.result == PROVED, row.detail
     names = [lem["name"] for lem in row.lemmas]
-    assert names == ["hypothesis-satisfiable (lane 0)", "lane 0",
-                     "hypothesis-satisfiable (lane 1)", "lane 1"]
+    assert names == ["hypothesis-satisfiable (lane 0, a nonzero product word)", "lane 0",
+                     "hypothesis-satisfiable (lane 1, a nonzero product word)", "lane 1"]
     witness = row.lemmas[0]
     assert witness["result"] == WITNESS and witness["words"]["c"] == 0
     assert witness["words"]["d"] == witness["words"]["rz_product"]
-    assert "hypothesis-satisfiable (lane 0): witness replayed" in row.detail
+    assert witness["words"]["rz_product"] != 0
+    assert "hypothesis-satisfiable (lane 0, a nonzero product word): witness replayed" in row.detail
     assert not row.words
 
 
