@@ -1,0 +1,710 @@
+"""The equivalence engine: simulation-found cut-points, proved bottom-up (issue 30).
+
+Given two traced DAGs over the same input variables (the *left* and *right* sides of one
+or more output pairs) and optional assumptions over the inputs, decide whether every pair
+is equal for every input that meets the assumptions. This is SAT sweeping as
+combinational equivalence checkers do it (fraiging in ABC; cut-points after Kuehlmann and
+Krohm):
+
+1. **Simulate** both DAGs on many inputs (:mod:`.simulate`). A pair whose outputs differ
+   on a sample is refuted at once (the words are replayed on both executable sides).
+2. **Propose** for every node of the right side that the left side does not share a left
+   node whose values agree with it on every sample, up to a relation: equal, equal after
+   zero or sign extension (or truncation), negated, complemented.
+3. **Prove** the proposals bottom-up. Each proved pair is *merged*: from then on the right
+   node is replaced by the relation applied to its left partner, so the two DAGs share
+   structure from that point up. A proposal is first asked *locally*: every merged node
+   below it is cut to a free variable, which over-approximates the DAG, so ``unsat`` proves
+   it for every input. If that query has a model (the cut variables may take values no
+   input gives them) or does not finish, the proposal is asked over its whole cone with the
+   merges but no cuts, which is exact. A model of that query is an input on which the pair
+   differs: it becomes a new sample and the proposals are *refined*.
+4. Finally each **output pair** is asked the same way (locally, then over its whole cone)
+   with the output time limit.
+
+Every solver answer that is used is ``unsat`` of a query whose assertions over-approximate
+(cut) or equal (merged) the real DAG under the assumptions, so ``proved`` means: for every
+input word meeting the assumptions the outputs are equal, given the solver. Merging is
+justified by congruence: replacing a node by one proved equal to it (under the same
+assumptions) does not change any value. ``refuted`` comes only with input words on which
+the executable lowerings of the two sides give different words. Everything else is
+``unknown``, naming the first pair it could not decide.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tcspec.proofs.engine.cache import ProofCache, structure_key
+from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
+from tcspec.proofs.engine.sums import equal_sums
+from tcspec.smt.solve import SolveResult, query_script
+from tcspec.smt.trace import Node, TraceOps, cut_nodes, evaluate, walk
+from tcspec.smt.worker import SolverWorker
+from tcspec.spec.bitvec import BV, Bool
+
+PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
+
+RELATIONS = ("equal", "zext", "sext", "neg", "not", "const")
+"""How a right node may relate to its left partner: equal (same width), equal as unsigned or
+as signed integers (widths may differ), negated (as signed integers), complemented
+(booleans), or constant (booleans that take one value on every sample)."""
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Solver and time limits of one engine run (seconds)."""
+
+    solver: str = "bitwuzla"
+    local_timeout: float = 10.0
+    cone_timeout: float = 30.0
+    output_timeout: float = 120.0
+    budget: float | None = None
+    """Wall seconds for internal pairs; past it the engine goes straight to the outputs."""
+    relations: tuple[str, ...] = RELATIONS
+    cut_sizes: tuple[int, ...] = (0, 64, 1024)
+    """The local queries of a proposal, in turn: merged nodes whose cone has more than this
+    many nodes are cut (0: every merged node below the pair); then, from the last of them,
+    the cut nodes a model gives impossible values are restored, at most ``MAX_REFINE``
+    times; then the whole cone."""
+
+
+@dataclass
+class EngineStats:
+    """What the engine did: proposals, proofs, refinements, queries."""
+
+    nodes_left: int = 0
+    nodes_right: int = 0
+    samples: int = 0
+    proposed: int = 0
+    proved: int = 0
+    structural: int = 0
+    sums: int = 0
+    refined: int = 0
+    undecided: int = 0
+    cases: int = 0
+    uncut: int = 0
+    local_queries: int = 0
+    cone_queries: int = 0
+    cache_hits: int = 0
+    solver_seconds: float = 0.0
+    slowest: tuple[float, str] = (0.0, "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodes_left": self.nodes_left, "nodes_right": self.nodes_right,
+                "samples": self.samples, "proposed": self.proposed, "proved": self.proved,
+                "structural": self.structural, "sums": self.sums, "refined": self.refined,
+                "undecided": self.undecided, "cases": self.cases, "uncut": self.uncut, "local_queries": self.local_queries,
+                "cone_queries": self.cone_queries, "cache_hits": self.cache_hits,
+                "solver_seconds": round(self.solver_seconds, 2),
+                "slowest": {"seconds": round(self.slowest[0], 2), "pair": self.slowest[1]}}
+
+    def summary(self) -> str:
+        slow = f"; slowest pair {self.slowest[0]:.1f}s ({self.slowest[1]})" \
+            if self.slowest[1] else ""
+        return (f"{self.proposed} pairs proposed, {self.proved} proved "
+                f"({self.structural} by structure, {self.sums} of them sums in another order), {self.refined} refined, "
+                f"{self.undecided} undecided, {self.cases} cases; {self.uncut} cut-points refined; "
+                f"{self.local_queries} local and "
+                f"{self.cone_queries} cone queries, {self.cache_hits} from the cache, "
+                f"{self.solver_seconds:.1f}s solving{slow}")
+
+
+@dataclass
+class EquivalenceResult:
+    """The verdict of one engine run."""
+
+    result: str
+    seconds: float
+    stats: EngineStats
+    words: dict[str, int] = field(default_factory=dict)
+    """A counterexample's input words (``refuted``)."""
+    outputs: list[tuple[int, int]] = field(default_factory=list)
+    """Each output pair's words at ``words`` on the two executable sides (``refuted``)."""
+    stopped: str = ""
+    """``unknown``: the first pair it could not decide, and why."""
+
+
+Replay = Callable[[dict[str, int]], Sequence[tuple[int, int]]]
+"""Input words -> each output pair's (left word, right word) on the executable lowerings."""
+
+
+@dataclass
+class _Proposal:
+    left: Node | None
+    right: Node
+    relation: str
+    value: int | bool = 0
+    """The constant of a ``const`` proposal (``left`` is None)."""
+
+
+MAX_REFINE = 8
+"""Refinements of one proposal's cut-points before it is asked over its whole cone."""
+
+MAX_SPLIT = 3
+"""Selectors of an output's ``ite`` chain one case split uses."""
+
+MAX_DEPTH = 3
+"""Nested case splits."""
+
+
+
+
+@dataclass
+class Case:
+    """One case of a split: the output pairs with the case's selectors made constant, and
+    the hypotheses (the parent's and the case's literals) over the inputs."""
+
+    name: str
+    pairs: list[tuple[Node, Node]]
+    assumptions: list[Node]
+    labels: dict[int, str]
+
+
+def make(ops: TraceOps, op: str, args: tuple[Node, ...], width: int | None,
+         params: tuple[Any, ...]) -> Node:
+    """The node ``op(args)`` in ``ops``, simplified as the tracer simplifies (constant folding,
+    ``ite`` with a constant selector or equal branches, boolean identities)."""
+    if op == "ite":
+        return ops.p_ite(args[0], args[1], args[2], width)
+    if op == "band":
+        return ops.p_band(args[0], args[1])
+    if op == "bor":
+        return ops.p_bor(args[0], args[1])
+    if op == "bnot":
+        return ops.p_bnot(args[0])
+    if op == "eq":
+        return ops.p_eq(args[0], args[1], args[0].width)
+    return ops._node(op, args, width, params)
+
+
+def rebuild(roots: Sequence[Node], into: TraceOps, substitute: Mapping[int, Node]
+            ) -> dict[int, Node]:
+    """Every node under ``roots`` rebuilt in ``into`` (old id -> new node), the nodes of
+    ``substitute`` (old id -> node of ``into``) standing in for theirs."""
+    mapping: dict[int, Node] = {}
+    for n in walk(roots):
+        if n.id in substitute:
+            mapping[n.id] = substitute[n.id]
+        elif n.op == "var" or n.is_const:
+            mapping[n.id] = into._make(n.op, (), n.params, n.width)
+        else:
+            mapping[n.id] = make(into, n.op, tuple(mapping[a.id] for a in n.args), n.width,
+                                 n.params)
+    return mapping
+
+
+class Sweep:
+    """One engine run over the output pairs ``pairs`` (left node, right node)."""
+
+    def __init__(self, pairs: Sequence[tuple[Node, Node]], assumptions: Sequence[Node],
+                 samples: Mapping[str, Sequence[int]], settings: EngineSettings,
+                 cache: ProofCache | None = None, labels: Mapping[int, str] | None = None,
+                 worker: SolverWorker | None = None) -> None:
+        self.pairs = list(pairs)
+        self.assumptions = list(assumptions)
+        self.settings = settings
+        self.cache = cache if cache is not None else ProofCache()
+        self.labels = dict(labels or {})
+        self.worker = worker or SolverWorker()
+        self._own_worker = worker is None
+        self.stats = EngineStats()
+        roots = [n for p in self.pairs for n in p] + self.assumptions
+        self.sim = Simulation(roots, _meeting(roots, self.assumptions, samples))
+        self.stats.samples = self.sim.count
+        self.left = {n.id for n in walk([left for left, _ in self.pairs])}
+        outputs = {right.id for _, right in self.pairs}
+        self.right_only = [n for n in walk([right for _, right in self.pairs])
+                           if n.id not in self.left and n.id not in outputs]
+        self.selectors = {n.args[0].id for n in walk([right for _, right in self.pairs])
+                          if n.op == "ite" and n.id not in self.left}
+        self.stats_nodes = (len(self.left), len(self.right_only))
+        self.open_pair: tuple[Node, Node] = self.pairs[0]
+        self.left_nodes = [n for n in self.sim.nodes if n.id in self.left]
+        self.merged = TraceOps()
+        self.image: dict[int, Node] = {}
+        self.reps: set[int] = set()
+        self.first_undecided = ""
+        self.case = ""
+        self._model: dict[str, int] = {}
+        self._index: dict[bytes, list[Node]] | None = None
+        self._sizes: dict[int, int] = {}
+        self.started = time.monotonic()
+
+    # ------------------------------------------------------------------ images
+
+    def img(self, node: Node) -> Node:
+        """The node in the merged DAG: proved right nodes replaced by their left partners."""
+        found = self.image.get(node.id)
+        if found is not None:
+            return found
+        for n in walk([node]):
+            if n.id in self.image:
+                continue
+            if n.op == "var" or n.is_const:
+                self.image[n.id] = self.merged._make(n.op, (), n.params, n.width)
+            else:
+                self.image[n.id] = make(self.merged, n.op,
+                                        tuple(self.image[a.id] for a in n.args), n.width,
+                                        n.params)
+        return self.image[node.id]
+
+    def _rebuilt(self, node: Node) -> Node:
+        """``node``'s own operation over its arguments' merged images."""
+        if node.op == "var" or node.is_const:
+            return self.img(node)
+        return make(self.merged, node.op, tuple(self.img(a) for a in node.args), node.width,
+                    node.params)
+
+    def _related(self, x: Node, relation: str, width: int | None) -> Node:
+        """``relation`` applied to the merged node ``x``, at ``width``."""
+        m = self.merged
+        if relation == "not":
+            return m.p_bnot(x)
+        if relation == "equal" or x.width == width:
+            value = BV(m, x, x.width) if x.width is not None else None
+            if relation == "neg" and value is not None:
+                wide = m.sext(value, x.width + 1)
+                return m.extract(m.neg(wide), width - 1, 0).node
+            return x
+        value = BV(m, x, x.width)
+        assert width is not None
+        if relation == "neg":
+            wide = m.sext(value, max(x.width, width) + 1)
+            return m.extract(m.neg(wide), width - 1, 0).node
+        if width < x.width:
+            return m.extract(value, width - 1, 0).node
+        extend = m.zext if relation == "zext" else m.sext
+        return extend(value, width).node
+
+    def _differ(self, a: Node, b: Node) -> Node:
+        m = self.merged
+        if a.width is None:
+            return m.xor_(Bool(m, a), Bool(m, b)).node
+        return m.ne(BV(m, a, a.width), BV(m, b, b.width)).node
+
+    # ------------------------------------------------------------- proposals
+
+    def _left_index(self) -> dict[bytes, list[Node]]:
+        if self._index is None:
+            index: dict[bytes, list[Node]] = {}
+            for node in self.left_nodes:
+                if node.is_const or self.sim.constant(node):
+                    continue
+                for tag, key in zip(("u", "s", "n"), self.sim.keys(node)):
+                    index.setdefault(tag.encode() + key, []).append(node)
+            self._index = index
+        return self._index
+
+    def propose(self, node: Node) -> _Proposal | None:
+        """The left node ``node`` agrees with on every sample, and how (module docstring);
+        a selector of an ``ite`` that is constant on every sample is proposed to be that
+        constant (a case hypothesis often fixes one: merging it removes a branch)."""
+        if node.op == "var" or node.is_const:
+            return None
+        if self.sim.constant(node):
+            if node.id in self.selectors and "const" in self.settings.relations and \
+                    self.sim.count:
+                return _Proposal(None, node, "const", self.sim.value(node, 0))
+            return None
+        index = self._left_index()
+        keys = self.sim.keys(node)
+        allowed = self.settings.relations
+        if node.width is None:
+            tries = [("equal", b"u" + keys[0]), ("not", b"s" + keys[0])]
+        else:
+            tries = [("zext", b"u" + keys[0]), ("sext", b"s" + keys[1]), ("neg", b"n" + keys[1])]
+        best: tuple[tuple[int, int, int], _Proposal] | None = None
+        for rank, (relation, key) in enumerate(tries):
+            for left in index.get(key, ()):
+                if (left.width is None) != (node.width is None):
+                    continue
+                same = left.width == node.width
+                name = "equal" if same and relation in ("zext", "sext") else relation
+                if name not in allowed:
+                    continue
+                score = (0 if same else 1, rank, left.id)
+                if best is None or score < best[0]:
+                    best = (score, _Proposal(left, node, name))
+        return best[1] if best else None
+
+    # ------------------------------------------------------------------ solving
+
+    def _label(self, node: Node) -> str:
+        label = self.labels.get(node.id)
+        width = "bool" if node.width is None else f"{node.width} bits"
+        return f"{label} ({node.op}, {width})" if label else f"node {node.id} ({node.op}, {width})"
+
+    def describe(self, p: _Proposal) -> str:
+        if p.left is None:
+            return f"right {self._label(p.right)} ~const~ {p.value}"
+        return f"{self._label(p.left)} ~{p.relation}~ right {self._label(p.right)}"
+
+    def _solve(self, roots: Sequence[Node], timeout: float, kind: str) -> SolveResult:
+        key = structure_key(roots, self.settings.solver, kind)
+        cached = self.cache.get(key, timeout)
+        if cached is not None:
+            self.stats.cache_hits += 1
+            return SolveResult(cached["status"], self.settings.solver, 0.0,
+                               reason="from the proof cache")
+        answer = self.worker.solve(query_script(roots), solver=self.settings.solver,
+                                   timeout=timeout)
+        self.stats.solver_seconds += answer.seconds
+        self.cache.put(key, answer.status, answer.seconds, timeout)
+        return answer
+
+    def _cone_size(self, node: Node) -> int:
+        size = self._sizes.get(node.id)
+        if size is None:
+            size = self._sizes[node.id] = sum(1 for _ in walk([node]))
+        return size
+
+    def _assumption_images(self) -> list[Node]:
+        return [self.img(a) for a in self.assumptions]
+
+    def decide(self, p: _Proposal, cone_timeout: float | None) -> tuple[str, dict[str, int]]:
+        """``(proved | refuted | unknown, counterexample words)`` for one proposal."""
+        y = self._rebuilt(p.right)
+        if p.left is None:
+            x = related = self.merged.p_bool_const(bool(p.value))
+        else:
+            x = self.img(p.left)
+            related = self._related(x, p.relation, p.right.width)
+        if related.id == y.id:
+            self.stats.structural += 1
+            return PROVED, {}
+        if p.left is not None and equal_sums(x, y, p.relation):
+            self.stats.structural += 1
+            self.stats.sums += 1
+            return PROVED, {}
+        condition = self._differ(related, y)
+        if condition.is_const:
+            return (UNKNOWN if condition.value else PROVED), {}
+        roots = [condition, *self._assumption_images()]
+        started = time.monotonic()
+        keep = {x.id, y.id}
+        cut_points = {n.id: n for n in walk(roots) if n.id in self.reps and n.id not in keep}
+        previous: set[int] | None = None
+        chosen: set[int] = set()
+        verdict: str | None = None
+        words: dict[str, int] = {}
+        for limit in self.settings.cut_sizes:
+            chosen = {c for c, n in cut_points.items() if self._cone_size(n) > limit}
+            if not chosen or chosen == previous:
+                continue
+            previous = chosen
+            verdict, words = self._local(roots, chosen)
+            if verdict == PROVED:
+                self._timed(started, p)
+                return PROVED, {}
+        chosen = previous or set()
+        for _ in range(MAX_REFINE if verdict == UNKNOWN else 0):
+            wrong = self._inconsistent(chosen, words, cut_points)
+            if not wrong:
+                self._timed(started, p)
+                return REFUTED, words
+            self.stats.uncut += len(wrong)
+            chosen -= wrong
+            if not chosen:
+                break
+            verdict, words = self._local(roots, chosen)
+            if verdict == PROVED:
+                self._timed(started, p)
+                return PROVED, {}
+            if verdict is None:
+                break
+        if cone_timeout is None:
+            return UNKNOWN, {}
+        self.stats.cone_queries += 1
+        answer = self._solve(roots, cone_timeout, "cone")
+        self._timed(started, p)
+        if answer.unsat:
+            return PROVED, {}
+        if answer.sat:
+            return REFUTED, {n.params[0]: answer.model.get(n.params[0], 0)
+                             for n in self.sim.inputs.values()}
+        return UNKNOWN, {}
+
+    def _local(self, roots: list[Node], chosen: set[int]
+               ) -> tuple[str | None, dict[str, int]]:
+        """The query with the ``chosen`` merged nodes cut: ``(proved, {})``; ``(refuted,
+        words)`` when its model is a real one (every cut node's value is the one the inputs
+        give it); ``(unknown, model)`` for any other model; ``(None, {})`` when the solver
+        did not decide."""
+        cut_roots, _ = cut_nodes(roots, lambda n: f"cut!{n.id}" if n.id in chosen else None)
+        self.stats.local_queries += 1
+        answer = self._solve(cut_roots, self.settings.local_timeout, "local")
+        if answer.unsat:
+            return PROVED, {}
+        if not answer.sat:
+            return None, {}
+        words = {name: answer.model.get(name, 0) for name in self.sim.inputs}
+        self._model = answer.model
+        return UNKNOWN, words
+
+    def _inconsistent(self, chosen: set[int], words: dict[str, int],
+                      cut_points: dict[int, Node]) -> set[int]:
+        """The cut nodes whose value in the last model is not the one ``words`` give them
+        (counterexample-guided refinement of the cut-points); empty when the model is real."""
+        model = self._model
+        live = [cut_points[c] for c in chosen if f"cut!{c}" in model]
+        real = evaluate(live, words)
+        return {n.id for n, v in zip(live, real) if int(v) != model[f"cut!{n.id}"]}
+
+    def _timed(self, started: float, p: _Proposal) -> None:
+        spent = time.monotonic() - started
+        if spent > self.stats.slowest[0]:
+            self.stats.slowest = (spent, self.describe(p))
+
+    def _confirm(self, p: _Proposal, words: dict[str, int]) -> bool:
+        """Whether ``words`` meet the assumptions and separate the pair on the real DAG."""
+        nodes = [p.right, *self.assumptions] + ([p.left] if p.left is not None else [])
+        values = evaluate_inputs(nodes, words)
+        if not all(values[a.id] for a in self.assumptions):
+            return False
+        right = values[p.right.id]
+        if p.left is None:
+            return bool(right) != bool(p.value)
+        left = values[p.left.id]
+        if p.right.width is None:
+            expected = (not left) if p.relation == "not" else left
+            return bool(expected) != bool(right)
+        assert p.left.width is not None
+        return _apply_relation_int(int(left), p.left.width, p.relation,
+                                   p.right.width) != int(right)
+
+    # -------------------------------------------------------------------- sweep
+
+    def sweep(self) -> None:
+        """Propose, prove and merge every right node, bottom-up."""
+        budget = self.settings.budget
+        for node in self.right_only:
+            if budget is not None and time.monotonic() - self.started > budget:
+                self.img(node)
+                continue
+            proposal = self.propose(node)
+            while proposal is not None:
+                self.stats.proposed += 1
+                verdict, words = self.decide(proposal, self.settings.cone_timeout)
+                if verdict == PROVED:
+                    self.stats.proved += 1
+                    if proposal.left is None:
+                        self.image[node.id] = self.merged.p_bool_const(bool(proposal.value))
+                        break
+                    image = self._related(self.img(proposal.left), proposal.relation,
+                                          node.width)
+                    self.image[node.id] = image
+                    self.reps.add(self.img(proposal.left).id)
+                    break
+                if verdict == REFUTED and self._confirm(proposal, words):
+                    self.stats.refined += 1
+                    self.sim.add(words)
+                    self.stats.samples = self.sim.count
+                    self._index = None
+                    proposal = self.propose(node)
+                    continue
+                if verdict == REFUTED:
+                    raise AssertionError(f"a model of the merged DAG does not separate "
+                                         f"{self.describe(proposal)} on the real one")
+                self.stats.undecided += 1
+                if not self.first_undecided:
+                    self.first_undecided = self.describe(proposal)
+                break
+            self.img(node)
+
+    def outputs(self, replay: Replay | None, timeout: float | None
+                ) -> EquivalenceResult | None:
+        """Each output pair after the sweep: ``proved``, ``refuted`` (replayed), or None
+        when some pair was not decided within ``timeout`` (None: local queries only;
+        :attr:`open_pair` names the pair)."""
+        for left, right in self.pairs:
+            p = _Proposal(left, right, "equal")
+            verdict, words = self.decide(p, timeout)
+            if verdict == PROVED:
+                continue
+            if verdict == REFUTED:
+                refuted = self._refuted(words, replay)
+                if refuted is not None:
+                    return refuted
+                raise AssertionError(f"a model of the outputs' query does not separate them "
+                                     f"on the real DAG: {words}")
+            self.open_pair = (left, right)
+            return None
+        return self._result(PROVED)
+
+    def cases(self) -> list[Case]:
+        """A case split of the open output pair on the selectors of its left side's ``ite``
+        chain (``ite(c1, t1, ite(c2, t2, e))``: cases ``c1``; ``!c1 & c2``; ``!c1 & !c2``),
+        as far down as the selectors read no product (the special-value classes, not the
+        arithmetic),
+        each with those selectors replaced by their constants in both merged DAGs and the
+        case as a hypothesis; empty when the left side is no ``ite``."""
+        left, right = self.open_pair
+        node = left
+        while node.op == "ite" and len(node.args) and \
+                not any(n.op == "mul" for n in walk([node.args[0]])):
+            break
+        else:
+            return []
+        lroot, rroot = self.img(left), self.img(right)
+        conditions: list[Node] = []
+        node = lroot
+        while node.op == "ite" and len(conditions) < MAX_SPLIT and \
+                not any(n.op == "mul" for n in walk([node.args[0]])):
+            conditions.append(node.args[0])
+            node = node.args[2]
+        if not conditions:
+            return []
+        table = TraceOps()
+        assumptions = self._assumption_images()
+        base = rebuild([lroot, rroot, *assumptions, *conditions], table, {})
+        merged_labels: dict[int, str] = {}
+        for original in self.left_nodes:
+            label = self.labels.get(original.id)
+            image = self.image.get(original.id)
+            if label and image is not None:
+                merged_labels.setdefault(image.id, label)
+        labels = {base[old].id: label for old, label in merged_labels.items() if old in base}
+        found = []
+        for count in range(len(conditions) + 1):
+            literals = [(c, False) for c in conditions[:count]]
+            if count < len(conditions):
+                literals.append((conditions[count], True))
+            substitute = {c.id: table.p_bool_const(value) for c, value in literals}
+            mapping = rebuild([lroot, rroot], table, substitute)
+            hypothesis = [base[a.id] for a in assumptions] + [
+                base[c.id] if value else table.p_bnot(base[c.id]) for c, value in literals]
+            name = " & ".join(("" if value else "!") + self._label(c).split(" (")[0]
+                              for c, value in literals)
+            labels_here = dict(labels)
+            for old, new in mapping.items():
+                if old in merged_labels:
+                    labels_here.setdefault(new.id, merged_labels[old])
+            found.append(Case(name, [(mapping[lroot.id], mapping[rroot.id])], hypothesis,
+                              labels_here))
+        return found
+
+    def _refuted(self, words: dict[str, int], replay: Replay | None
+                 ) -> EquivalenceResult | None:
+        values = evaluate_inputs([n for p in self.pairs for n in p] + self.assumptions, words)
+        if not all(values[a.id] for a in self.assumptions):
+            return None
+        traced = [(int(values[left.id]), int(values[right.id])) for left, right in self.pairs]
+        if all(a == b for a, b in traced):
+            return None
+        replayed = list(replay(words)) if replay is not None else traced
+        if replayed != traced:
+            raise AssertionError(f"the traced DAGs give {traced} at {words}, the executable "
+                                 f"sides {replayed}")
+        return self._result(REFUTED, words=words, outputs=replayed)
+
+    def _result(self, result: str, **extra: Any) -> EquivalenceResult:
+        self.stats.cache_hits = self.stats.cache_hits
+        return EquivalenceResult(result, time.monotonic() - self.started, self.stats, **extra)
+
+    def close(self) -> None:
+        if self._own_worker:
+            self.worker.close()
+
+
+def _apply_relation_int(value: int, from_width: int, relation: str, width: int) -> int:
+    """``relation`` applied to an int of ``from_width`` bits, as a ``width``-bit word."""
+    mask = (1 << width) - 1
+    signed = value - (1 << from_width) if value >> (from_width - 1) else value
+    if relation == "neg":
+        return -signed & mask
+    if relation == "sext":
+        return signed & mask
+    return value & mask
+
+
+def _meeting(roots: Sequence[Node], assumptions: Sequence[Node],
+             samples: Mapping[str, Sequence[int]]) -> dict[str, list[int]]:
+    """The samples on which every assumption holds."""
+    columns = {k: list(v) for k, v in samples.items()}
+    if not assumptions or not columns:
+        return columns
+    sim = Simulation(assumptions, columns)
+    count = len(next(iter(columns.values())))
+    keep = [i for i in range(count) if all(sim.value(a, i) for a in assumptions)]
+    return {k: [v[i] for i in keep] for k, v in columns.items()}
+
+
+def prove_equivalent(pairs: Sequence[tuple[BV | Bool, BV | Bool]], *,
+                     samples: Mapping[str, Sequence[int]],
+                     assumptions: Sequence[Bool] = (), settings: EngineSettings | None = None,
+                     replay: Replay | None = None, cache: ProofCache | None = None,
+                     labels: Mapping[int, str] | None = None,
+                     worker: SolverWorker | None = None) -> EquivalenceResult:
+    """Decide whether every (left, right) pair of traced values is equal for every input
+    that meets ``assumptions`` (module docstring). ``samples`` are input words to simulate
+    (input name -> one word per sample); ``replay`` runs the two executable sides on a
+    counterexample; ``labels`` names nodes in the report."""
+    for left, right in pairs:
+        if not isinstance(left.ops, TraceOps) or left.ops is not right.ops:
+            raise ValueError("both sides must be traced into one TraceOps")
+        if left.width != right.width:
+            raise ValueError(f"an output pair has widths {left.width} and {right.width}")
+    settings = settings or EngineSettings()
+    own = worker is None
+    worker = worker or SolverWorker()
+    stats = EngineStats()
+    started = time.monotonic()
+    try:
+        result = _prove([(left.node, right.node) for left, right in pairs],
+                        [a.node for a in assumptions], samples, settings,
+                        cache if cache is not None else ProofCache(), dict(labels or {}),
+                        worker, replay, stats, 0)
+    finally:
+        if own:
+            worker.close()
+    result.seconds = time.monotonic() - started
+    result.stats = stats
+    return result
+
+
+def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
+           samples: Mapping[str, Sequence[int]], settings: EngineSettings, cache: ProofCache,
+           labels: dict[int, str], worker: SolverWorker, replay: Replay | None,
+           stats: EngineStats, depth: int, case: str = "") -> EquivalenceResult:
+    sweep = Sweep(pairs, assumptions, samples, settings, cache, labels, worker)
+    sweep.case = case
+    sweep.stats = stats
+    stats.nodes_left = max(stats.nodes_left, sweep.stats_nodes[0])
+    stats.nodes_right = max(stats.nodes_right, sweep.stats_nodes[1])
+    stats.samples = max(stats.samples, sweep.sim.count)
+    early = _early_refutation(sweep, replay)
+    if early is not None:
+        return early
+    where = f" (case {case})" if case else ""
+    cases = sweep.cases() if depth < MAX_DEPTH else []
+    for sub in cases:
+        stats.cases += 1
+        name = f"{case} & {sub.name}" if case else sub.name
+        result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
+                        sub.labels, worker, replay, stats, depth + 1, name)
+        if result.result != PROVED:
+            return result
+    if cases:
+        return sweep._result(PROVED)
+    sweep.sweep()
+    result = sweep.outputs(replay, settings.output_timeout)
+    if result is not None:
+        return result
+    left, right = sweep.open_pair
+    stopped = sweep.first_undecided or sweep.describe(_Proposal(left, right, "equal"))
+    return sweep._result(UNKNOWN, stopped=f"the outputs{where} were not decided within "
+                         f"{settings.output_timeout:g}s; first undecided pair: {stopped}")
+
+
+def _early_refutation(sweep: Sweep, replay: Replay | None) -> EquivalenceResult | None:
+    for index in range(sweep.sim.count):
+        if any(sweep.sim.value(left, index) != sweep.sim.value(right, index)
+               for left, right in sweep.pairs):
+            refuted = sweep._refuted(sweep.sim.sample(index), replay)
+            if refuted is not None:
+                return refuted
+    return None

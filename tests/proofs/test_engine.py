@@ -1,0 +1,184 @@
+"""The equivalence engine on small DAGs (issue 30): every verdict, the relations it merges
+by, sums in another order, case splits, hypotheses, and the proof cache."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tcspec.proofs.engine import (
+    PROVED,
+    REFUTED,
+    UNKNOWN,
+    EngineSettings,
+    ProofCache,
+    prove_equivalent,
+    structure_key,
+)
+from tcspec.proofs.engine.sums import equal_sums
+from tcspec.smt.trace import TraceOps, evaluate
+
+FAST = EngineSettings(local_timeout=10, cone_timeout=20, output_timeout=30)
+
+
+def _samples(names: dict[str, int], count: int = 64, seed: int = 1) -> dict[str, list[int]]:
+    rng = random.Random(seed)
+    return {name: [rng.getrandbits(width) for _ in range(count)] for name, width in names.items()}
+
+
+def _replay(left, right):  # noqa: ANN001, ANN202
+    def replay(words: dict[str, int]) -> list[tuple[int, int]]:
+        return [tuple(evaluate([left.node, right.node], words))]  # type: ignore[list-item]
+    return replay
+
+
+def test_two_texts_of_one_function_are_proved_equal():
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    left = ops.mul(ops.add(x, y), 2)
+    right = ops.add(ops.shl(x, 1), ops.shl(y, 1))
+    result = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                              settings=FAST, replay=_replay(left, right))
+    assert result.result == PROVED
+    assert result.stats.samples == 64
+
+
+def test_a_difference_is_refuted_with_words_replayed_on_both_sides():
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    left, right = ops.add(x, y), ops.bvor(x, y)
+    result = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                              settings=FAST, replay=_replay(left, right))
+    assert result.result == REFUTED
+    (a, b), = result.outputs
+    assert a != b
+    assert (result.words["x"] + result.words["y"]) % 256 == a
+    assert result.words["x"] | result.words["y"] == b
+
+
+def test_a_rare_difference_the_samples_miss_is_found_by_the_solver():
+    ops = TraceOps()
+    x = ops.variable("x", 32)
+    left = ops.bvand(x, 0xFF)
+    right = ops.ite(ops.eq(x, 0xDEADBEEF), ops.const(1, 32), ops.bvand(x, 0xFF))
+    result = prove_equivalent([(left, right)], samples=_samples({"x": 32}), settings=FAST,
+                              replay=_replay(left, right))
+    assert result.result == REFUTED
+    assert result.words["x"] == 0xDEADBEEF
+
+
+def test_a_replay_that_disagrees_with_the_trace_is_an_error_not_a_verdict():
+    ops = TraceOps()
+    x = ops.variable("x", 8)
+    left, right = ops.add(x, 1), ops.add(x, 2)
+    with pytest.raises(AssertionError, match="executable sides"):
+        prove_equivalent([(left, right)], samples=_samples({"x": 8}), settings=FAST,
+                         replay=lambda words: [(0, 0)])
+
+
+def test_cut_points_by_relation_negation_and_extension():
+    ops = TraceOps()
+    a, b = ops.variable("a", 8), ops.variable("b", 8)
+    left_inner = ops.sub(ops.sext(a, 12), ops.sext(b, 12))
+    left = ops.extract(ops.mul(left_inner, left_inner), 11, 0)
+    right_inner = ops.neg(ops.sub(ops.sext(b, 16), ops.sext(a, 16)))
+    right = ops.extract(ops.mul(right_inner, right_inner), 11, 0)
+    result = prove_equivalent([(left, right)], samples=_samples({"a": 8, "b": 8}),
+                              settings=FAST, replay=_replay(left, right))
+    assert result.result == PROVED
+    assert result.stats.proved >= 1
+
+
+def test_sums_in_another_order_are_equal_by_their_normal_form():
+    ops = TraceOps()
+    terms = [ops.variable(f"u{i}", 28) for i in range(9)]
+    tree = ops.sum([ops.sext(t, 32) for t in terms])
+    chain = ops.sext(terms[8], 34)
+    for t in reversed(terms[:8]):
+        chain = ops.add(chain, ops.sext(t, 34))
+    assert equal_sums(tree.node, chain.node, "sext")
+    result = prove_equivalent([(ops.sext(tree, 34), chain)],
+                              samples=_samples({f"u{i}": 28 for i in range(9)}),
+                              settings=FAST, replay=_replay(ops.sext(tree, 34), chain))
+    assert result.result == PROVED
+
+
+def test_a_sum_that_can_overflow_is_not_taken_for_an_integer_sum():
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    narrow = ops.add(ops.sext(x, 8), ops.sext(y, 8))
+    wide = ops.add(ops.sext(x, 9), ops.sext(y, 9))
+    assert not equal_sums(narrow.node, wide.node, "sext")
+    assert equal_sums(ops.add(y, x).node, narrow.node, "equal")
+
+
+def test_special_value_selectors_split_the_output_into_cases():
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    nan = ops.eq(ops.extract(x, 7, 6), 3)
+    left = ops.ite(nan, ops.const(0xFF, 8), ops.add(x, y))
+    nan_too = ops.and_(ops.bit(x, 7), ops.bit(x, 6))
+    right = ops.ite(nan_too, ops.const(0xFF, 8), ops.add(y, x))
+    result = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                              settings=FAST, replay=_replay(left, right))
+    assert result.result == PROVED
+    assert result.stats.cases == 2
+
+
+def test_a_hypothesis_restricts_the_inputs():
+    ops = TraceOps()
+    x = ops.variable("x", 8)
+    small = ops.ult(x, 100)
+    left = ops.extract(ops.add(ops.zext(x, 9), 100), 7, 0)
+    right = ops.add(x, 100)
+    samples = {"x": list(range(0, 256, 3))}
+    result = prove_equivalent([(left, right)], samples=samples, assumptions=[small],
+                              settings=FAST, replay=_replay(left, right))
+    assert result.result == PROVED
+    left2 = ops.ite(small, x, ops.const(0, 8))
+    right2 = ops.ite(ops.ult(x, 99), x, ops.const(0, 8))
+    result = prove_equivalent([(left2, right2)], samples=samples, assumptions=[small],
+                              settings=FAST, replay=_replay(left2, right2))
+    assert result.result == REFUTED and result.words["x"] == 99
+
+
+def test_unknown_names_the_pair_it_stopped_at():
+    ops = TraceOps()
+    a, b = ops.variable("a", 64), ops.variable("b", 64)
+    left = ops.mul(ops.mul(a, b), ops.mul(a, b))
+    right = ops.mul(a, ops.mul(b, ops.mul(a, b)))
+    tight = EngineSettings(local_timeout=0.5, cone_timeout=0.5, output_timeout=1)
+    result = prove_equivalent([(left, right)], samples=_samples({"a": 64, "b": 64}),
+                              settings=tight, replay=_replay(left, right))
+    assert result.result in (UNKNOWN, PROVED)
+    if result.result == UNKNOWN:
+        assert "not decided" in result.stopped
+
+
+def test_the_proof_cache_answers_a_repeated_query_and_keys_ignore_variable_names(tmp_path):
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    p, q = ops.variable("p", 8), ops.variable("q", 8)
+    assert structure_key([ops.add(ops.mul(x, y), x).node]) == \
+        structure_key([ops.add(ops.mul(p, q), p).node])
+    assert structure_key([ops.add(ops.mul(x, y), y).node]) != \
+        structure_key([ops.add(ops.mul(x, y), x).node])
+    left = ops.mul(ops.add(x, y), 2)
+    right = ops.add(ops.shl(x, 1), ops.shl(y, 1))
+    cache = ProofCache(tmp_path / "cache.jsonl")
+    first = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                             settings=FAST, cache=cache)
+    again = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                             settings=FAST, cache=ProofCache(tmp_path / "cache.jsonl"))
+    assert first.result == again.result == PROVED
+    assert again.stats.cache_hits >= 1 and again.stats.solver_seconds == 0
+
+
+def test_widths_and_tracers_are_checked():
+    ops, other = TraceOps(), TraceOps()
+    x = ops.variable("x", 8)
+    with pytest.raises(ValueError, match="widths"):
+        prove_equivalent([(x, ops.zext(x, 9))], samples={"x": [1]})
+    with pytest.raises(ValueError, match="one TraceOps"):
+        prove_equivalent([(x, other.variable("x", 8))], samples={"x": [1]})
