@@ -1,0 +1,355 @@
+"""``equals-reference``: every datapath equal to the rule book, for all inputs (issue 30).
+
+The specification (``spec/``, through :func:`spec.catalog.build_dot`) and the second
+specification written from the rule text alone (:mod:`proofs.rulebook`, which imports
+nothing of ``spec/`` but the ops protocol) are traced over the same input words, and the
+equivalence engine (:mod:`proofs.engine`) decides whether their D words are equal for
+every input. The statement reads nothing from ``spec/``: the input words and their widths
+are the rule book's (the spec's layout must be the same list, or the row says where they
+differ), and so is the one hypothesis, the rule book's ``defined`` (sparse metadata whose
+every selector is legal); the spec's own legality predicate is proved equal to it first,
+with no hypothesis at all. Dense datapaths have no hypothesis: every word, NaN and Inf
+included, every scale byte.
+
+Samples for the engine's simulation are drawn per format from the rule book's field
+tables (random words, exponent bands, zeros, specials, cancelling pairs); they only guide
+which cut-points are proposed and never enter a verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tcspec.proofs import rulebook
+from tcspec.proofs.core import PROVED, REFUTED, UNKNOWN, Property, Row, Settings
+from tcspec.proofs.cutpoints import recorded
+from tcspec.proofs.engine import (
+    EngineSettings,
+    EquivalenceResult,
+    ProofCache,
+    prove_equivalent,
+    structure_key,
+)
+from tcspec.proofs.engine.cache import default_cache_dir
+from tcspec.proofs.rulebook.fields import FORMATS as FIELD_TABLE
+from tcspec.proofs.rulebook.fields import Format
+from tcspec.proofs.rulebook.names import ONE_OF_TWO, parse
+from tcspec.smt.trace import Node, TraceOps
+from tcspec.spec.bitvec import BV, Bool
+from tcspec.spec.catalog import CATALOG, build_dot, input_layout, inputs_from, metadata_legal
+from tcspec.spec.descriptor import Descriptor
+from tcspec.spec.scalar import SCALAR
+
+EQUIVALENCE = "equivalence"
+"""The row's method: the equivalence engine (DESIGN.md, "equals-reference")."""
+
+SAMPLES = 192
+"""Simulation samples per row before refinement."""
+
+LEGAL_SELECTORS = {ONE_OF_TWO: (0x4, 0xE)}
+"""Section 5: the legal selectors of the 1-of-2 rule; the other rules take these seven."""
+TWO_FIELD_SELECTORS = (0x4, 0x8, 0xC, 0x9, 0xD, 0x6, 0xE)
+
+
+def proof_cache() -> ProofCache:
+    """The on-disk query cache (``$TCSPEC_PROOF_CACHE``: a file, or ``off``; default under
+    the user's cache folder)."""
+    where = os.environ.get("TCSPEC_PROOF_CACHE", "")
+    if where == "off":
+        return ProofCache()
+    return ProofCache(Path(where) if where else default_cache_dir() / "queries.jsonl")
+
+
+_CACHE: ProofCache | None = None
+
+
+def shared_cache() -> ProofCache:
+    global _CACHE
+    if _CACHE is None:
+        _CACHE = proof_cache()
+    return _CACHE
+
+
+# ------------------------------------------------------------------ sampling
+
+
+def _float_word(rng: random.Random, f: Format, regime: str, band: int, bits: int) -> int:
+    """A word of format ``f`` in ``regime``, junk in the bits the format ignores."""
+    top = (1 << f.exp_bits) - 1
+    if regime == "raw":
+        return rng.getrandbits(bits)
+    if regime == "special" and rng.random() < 0.3:
+        exponent = top
+    elif regime == "tiny":
+        exponent = rng.choice((0, 0, 1, min(2, top)))
+    elif regime == "huge":
+        exponent = max(0, top - rng.randrange(3))
+    elif regime == "zeros" and rng.random() < 0.5:
+        return (rng.getrandbits(1) << f.sign_bit) if f.sign_bit is not None else 0
+    else:
+        exponent = min(top, max(0, band + rng.randrange(-2, 3)))
+    fraction = rng.getrandbits(f.frac_bits) if f.frac_bits else 0
+    if f.frac_bits and rng.random() < 0.3:
+        fraction &= ~((1 << max(0, f.frac_bits - 2)) - 1)
+    word = (exponent << f.exp_lo) | (fraction << f.frac_lo)
+    if f.sign_bit is not None and rng.random() < 0.5:
+        word |= 1 << f.sign_bit
+    if rng.random() < 0.2:
+        ignored = ((1 << bits) - 1) ^ (((1 << f.container) - 1) ^ ((1 << f.cleared) - 1))
+        word |= rng.getrandbits(bits) & ignored
+    return word
+
+
+def _meta_word(rng: random.Random, selection: str, legal: bool) -> int:
+    choices = LEGAL_SELECTORS.get(selection, TWO_FIELD_SELECTORS)
+    word = 0
+    for nibble in range(8):
+        word |= rng.choice(choices) << (4 * nibble)
+    if not legal:
+        word ^= rng.randrange(1, 16) << (4 * rng.randrange(8))
+    return word
+
+
+REGIMES = ("raw", "band", "band", "zeros", "special", "tiny", "huge", "cancel")
+
+
+def samples_for(name: str, count: int = SAMPLES, seed: int = 0) -> dict[str, list[int]]:
+    """``count`` input samples of datapath ``name`` (module docstring), by input word name."""
+    rec = parse(name)
+    layout = rulebook.layout(name)
+    rng = random.Random(f"{name}:{seed}")
+    columns: dict[str, list[int]] = {word: [] for word, _ in layout}
+    widths = dict(layout)
+    for index in range(count):
+        regime = REGIMES[index % len(REGIMES)] if index >= 4 else ("zeros", "tiny", "raw",
+                                                                     "special")[index]
+        lanes = [(w, int(w[1:])) for w in columns if w[0] in "ab" and w[1:].isdigit()]
+        for word, bits in ((w, widths[w]) for w, _ in layout):
+            role = word.rstrip("0123456789")
+            if role in ("a", "b", "c"):
+                fmt_name = {"a": rec.a_format, "b": rec.b_format, "c": rec.c_format}[role]
+                f = FIELD_TABLE.get(fmt_name)
+                if f is None:
+                    value = _integer_word(rng, fmt_name, regime, bits)
+                else:
+                    band = rng.randrange(1 << f.exp_bits)
+                    value = _float_word(rng, f, "band" if regime == "cancel" else regime,
+                                        band, bits)
+            elif role in ("scale_a", "scale_b"):
+                value = _scale_byte(rng, rec.scaling or "", regime)
+            else:
+                value = _meta_word(rng, rec.selection or "", rng.random() > 0.2)
+            columns[word].append(value)
+        if regime == "cancel" and lanes:
+            for i in range(1, rec.k, 2):
+                a_f = FIELD_TABLE.get(rec.a_format)
+                columns[f"b{i}"][-1] = columns[f"b{i - 1}"][-1]
+                flip = 1 << a_f.sign_bit if a_f and a_f.sign_bit is not None else 0
+                columns[f"a{i}"][-1] = columns[f"a{i - 1}"][-1] ^ flip
+    return columns
+
+
+def _integer_word(rng: random.Random, fmt_name: str, regime: str, bits: int) -> int:
+    if regime in ("huge", "special"):
+        return rng.choice((0x7F, 0x80, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)) & \
+            ((1 << bits) - 1)
+    if regime in ("zeros", "tiny"):
+        return rng.choice((0, 1, (1 << bits) - 1))
+    return rng.getrandbits(bits)
+
+
+def _scale_byte(rng: random.Random, scaling: str, regime: str) -> int:
+    unit = 0x38 if scaling == "ue4m3" else 0x7F
+    pick = rng.random()
+    if regime == "special" and pick < 0.3:
+        return rng.choice((0xFF, 0x7F))
+    if regime == "tiny" or pick < 0.15:
+        return rng.choice((0, 1, 2, 0x80, 0x81))
+    if regime == "huge" or pick < 0.3:
+        return rng.choice((0xFE, 0xFD, 0x7E, 0xF0))
+    if pick < 0.7:
+        return (unit + rng.randrange(-3, 4)) & 0xFF
+    return rng.getrandbits(8)
+
+
+# ------------------------------------------------------------------ tracing
+
+
+@dataclasses.dataclass
+class Traced:
+    """Both texts of one datapath traced over the same input words."""
+
+    ops: TraceOps
+    words: dict[str, BV]
+    spec_word: BV
+    spec_legal: Bool
+    reference: rulebook.Result
+    labels: dict[int, str]
+
+
+def layout_difference(desc: Descriptor, k: int) -> str:
+    """Where the spec's input words differ from the rule book's ('' when they agree)."""
+    ours = [(s.name, s.width) for s in input_layout(desc, k)]
+    theirs = rulebook.layout(desc.name)
+    if ours == theirs:
+        return ""
+    extra = [w for w in ours if w not in theirs][:4]
+    missing = [w for w in theirs if w not in ours][:4]
+    return (f"the spec reads {len(ours)} input words, the rule book {len(theirs)}"
+            + (f"; only the spec has {extra}" if extra else "")
+            + (f"; only the rule book has {missing}" if missing else "")
+            + ("" if extra or missing else "; in another order"))
+
+
+def trace_both(desc: Descriptor) -> Traced:
+    """``build_dot`` and the rule book's ``reference_dot`` over one set of input variables."""
+    ops = TraceOps()
+    layout = input_layout(desc, desc.k)
+    words = {spec.name: ops.variable(spec.name, spec.width) for spec in layout}
+    inputs = inputs_from(layout, [words[s.name] for s in layout])
+    spec_word, stages = recorded(ops, lambda: build_dot(ops, desc, inputs))
+    spec_legal = metadata_legal(ops, desc, inputs)
+    reference = rulebook.reference_dot(ops, desc.name, words)
+    return Traced(ops, words, spec_word, spec_legal, reference, stage_labels(stages))
+
+
+def stage_labels(stages: Mapping[str, Mapping[str, Any]]) -> dict[int, str]:
+    """Node id -> ``stage.value[index]`` for the values the spec reports at its stages."""
+    labels: dict[int, str] = {}
+
+    def visit(value: Any, path: str, depth: int) -> None:
+        if depth > 4:
+            return
+        if isinstance(value, (BV, Bool)):
+            node = value.node
+            if isinstance(node, Node):
+                labels.setdefault(node.id, path)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                visit(item, f"{path}[{i}]", depth + 1)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                visit(getattr(value, f.name), f"{path}.{f.name}", depth + 1)
+
+    for stage, values in stages.items():
+        for key, value in values.items():
+            visit(value, f"{stage}.{key}", 0)
+    return labels
+
+
+def replayer(desc: Descriptor, with_legal: bool = False):  # noqa: ANN201
+    """Input words -> (spec word, rule-book word) on the executable (scalar) lowerings."""
+    layout = input_layout(desc, desc.k)
+
+    def replay(words: dict[str, int]) -> list[tuple[int, int]]:
+        values = {s.name: SCALAR.const(words.get(s.name, 0), s.width) for s in layout}
+        inputs = inputs_from(layout, [values[s.name] for s in layout])
+        reference = rulebook.reference_dot(SCALAR, desc.name, values)
+        if with_legal:
+            return [(int(bool(metadata_legal(SCALAR, desc, inputs).node)),
+                     int(bool(reference.defined.node)))]
+        return [(int(build_dot(SCALAR, desc, inputs).node), int(reference.word.node))]
+
+    return replay
+
+
+def row_key(traced: Traced, settings: Settings) -> str:
+    """The row's cache key: both DAGs, the hypothesis, the solver and its limits."""
+    roots = [traced.spec_word.node, traced.spec_legal.node, traced.reference.word.node,
+             traced.reference.defined.node]
+    return structure_key(roots, "equals-reference", settings.solver, settings.timeout)
+
+
+def engine_settings(settings: Settings) -> EngineSettings:
+    return EngineSettings(solver=settings.solver,
+                          local_timeout=min(settings.timeout, 10.0),
+                          cone_timeout=min(settings.timeout, 15.0),
+                          output_timeout=settings.timeout,
+                          budget=max(settings.timeout, 60.0))
+
+
+def check(desc: Descriptor, k: int, settings: Settings) -> Row:
+    """One ``equals-reference`` row (module docstring)."""
+    started = time.monotonic()
+
+    def row(result: str, detail: str, words: dict[str, int] | None = None,
+            lemmas: Sequence[dict[str, Any]] = ()) -> Row:
+        return Row("equals-reference", desc.name, k, result, settings.solver,
+                   time.monotonic() - started, EQUIVALENCE, desc.k, detail, list(lemmas),
+                   None, words or {})
+
+    if k != desc.k:
+        raise ValueError(f"equals-reference compares the instruction's K={desc.k}, not {k}")
+    difference = layout_difference(desc, k)
+    if difference:
+        return row(UNKNOWN, f"the two texts do not take the same input words: {difference}")
+    traced = trace_both(desc)
+    if traced.spec_word.width != traced.reference.word.width:
+        return row(UNKNOWN, f"D is {traced.spec_word.width} bits in the spec and "
+                            f"{traced.reference.word.width} in the rule book")
+    engine = engine_settings(settings)
+    samples = samples_for(desc.name)
+    cache = shared_cache()
+    lemmas: list[dict[str, Any]] = []
+    hypothesis = traced.reference.defined
+    if not _always_true(hypothesis) or not _always_true(traced.spec_legal):
+        legal = prove_equivalent([(traced.spec_legal, hypothesis)], samples=samples,
+                                 settings=engine, replay=replayer(desc, with_legal=True),
+                                 cache=cache, labels=traced.labels)
+        lemmas.append(_lemma("legality-equal", legal))
+        if legal.result != PROVED:
+            return row(legal.result, _detail("the metadata legality predicates", legal),
+                       _named_words(legal, "legal"), lemmas)
+    outcome = prove_equivalent([(traced.spec_word, traced.reference.word)], samples=samples,
+                               assumptions=[] if _always_true(hypothesis) else [hypothesis],
+                               settings=engine, replay=replayer(desc), cache=cache,
+                               labels=traced.labels)
+    lemmas.append(_lemma("d-equal", outcome))
+    hypothesis_text = "" if _always_true(hypothesis) else \
+        "hypothesis: every metadata selector legal (the rule book's, section 5); "
+    result_row = row(outcome.result, hypothesis_text + _detail("D", outcome),
+                     _named_words(outcome, "d"), lemmas)
+    result_row.key = row_key(traced, settings)  # type: ignore[attr-defined]
+    return result_row
+
+
+def _always_true(value: Bool) -> bool:
+    node = value.node
+    return bool(node.is_const and node.value)
+
+
+def _lemma(name: str, outcome: EquivalenceResult) -> dict[str, Any]:
+    return {"name": name, "result": outcome.result, "solver": "engine",
+            "seconds": round(outcome.seconds, 2), "second": None,
+            "reason": outcome.stopped, "engine": outcome.stats.to_json()}
+
+
+def _detail(what: str, outcome: EquivalenceResult) -> str:
+    head = {PROVED: f"{what} equal for every input", REFUTED: f"{what} differ (replayed)",
+            UNKNOWN: f"{what} not decided: {outcome.stopped}"}[outcome.result]
+    return f"{head}; {outcome.stats.summary()}"
+
+
+def _named_words(outcome: EquivalenceResult, what: str) -> dict[str, int]:
+    if outcome.result != REFUTED:
+        return {}
+    words = dict(outcome.words)
+    if outcome.outputs:
+        spec, reference = outcome.outputs[0]
+        words[f"{what}_spec"] = spec
+        words[f"{what}_reference"] = reference
+    return words
+
+
+PROPERTIES = (
+    Property("equals-reference",
+             "D equals the rule book's second specification (proofs/rulebook) for every input",
+             ("spec (every family)", "proofs/rulebook"), tuple(CATALOG),
+             lambda desc: desc.name in CATALOG, check, fast=(("dense-tf32", 8),)),
+)
