@@ -33,6 +33,7 @@ the executable lowerings of the two sides give different words. Everything else 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,7 +98,8 @@ class EngineStats:
         return {"nodes_left": self.nodes_left, "nodes_right": self.nodes_right,
                 "samples": self.samples, "proposed": self.proposed, "proved": self.proved,
                 "structural": self.structural, "sums": self.sums, "refined": self.refined,
-                "undecided": self.undecided, "cases": self.cases, "uncut": self.uncut, "local_queries": self.local_queries,
+                "undecided": self.undecided, "cases": self.cases, "uncut": self.uncut,
+                "local_queries": self.local_queries,
                 "cone_queries": self.cone_queries, "cache_hits": self.cache_hits,
                 "solver_seconds": round(self.solver_seconds, 2),
                 "slowest": {"seconds": round(self.slowest[0], 2), "pair": self.slowest[1]}}
@@ -106,7 +108,8 @@ class EngineStats:
         slow = f"; slowest pair {self.slowest[0]:.1f}s ({self.slowest[1]})" \
             if self.slowest[1] else ""
         return (f"{self.proposed} pairs proposed, {self.proved} proved "
-                f"({self.structural} by structure, {self.sums} of them sums in another order), {self.refined} refined, "
+                f"({self.structural} by structure, {self.sums} of them sums in another order), "
+                f"{self.refined} refined, "
                 f"{self.undecided} undecided, {self.cases} cases; {self.uncut} cut-points refined; "
                 f"{self.local_queries} local and "
                 f"{self.cone_queries} cone queries, {self.cache_hits} from the cache, "
@@ -149,6 +152,9 @@ MAX_SPLIT = 3
 
 MAX_DEPTH = 3
 """Nested case splits."""
+
+DEBUG = bool(os.environ.get("TCSPEC_ENGINE_DEBUG"))
+TIMES: list[tuple[float, str, str, str]] = []
 
 
 
@@ -456,6 +462,8 @@ class Sweep:
 
     def _timed(self, started: float, p: _Proposal) -> None:
         spent = time.monotonic() - started
+        if DEBUG:
+            TIMES.append((spent, p.right.op, p.relation, self.describe(p)))
         if spent > self.stats.slowest[0]:
             self.stats.slowest = (spent, self.describe(p))
 
@@ -535,6 +543,14 @@ class Sweep:
             return None
         return self._result(PROVED)
 
+    @staticmethod
+    def _splits(node: Node) -> bool:
+        return node.op == "ite" and not any(n.op == "mul" for n in walk([node.args[0]]))
+
+    def splittable(self) -> bool:
+        """Whether some output pair's left side is an ``ite`` :meth:`cases` can split."""
+        return any(self._splits(left) for left, _ in self.pairs)
+
     def cases(self) -> list[Case]:
         """A case split of the open output pair on the selectors of its left side's ``ite``
         chain (``ite(c1, t1, ite(c2, t2, e))``: cases ``c1``; ``!c1 & c2``; ``!c1 & !c2``),
@@ -542,12 +558,8 @@ class Sweep:
         arithmetic),
         each with those selectors replaced by their constants in both merged DAGs and the
         case as a hypothesis; empty when the left side is no ``ite``."""
-        left, right = self.open_pair
-        node = left
-        while node.op == "ite" and len(node.args) and \
-                not any(n.op == "mul" for n in walk([node.args[0]])):
-            break
-        else:
+        left, right = self.pairs[0]
+        if not self._splits(left):
             return []
         lroot, rroot = self.img(left), self.img(right)
         conditions: list[Node] = []
@@ -690,7 +702,11 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
             return result
     if cases:
         return sweep._result(PROVED)
+    t0 = time.monotonic()
     sweep.sweep()
+    if DEBUG:
+        print(f"[engine] case {case or '-'}: {len(sweep.right_only)} right nodes, "
+              f"{time.monotonic() - t0:.1f}s sweep; {stats.summary()}", flush=True)
     result = sweep.outputs(replay, settings.output_timeout)
     if result is not None:
         return result

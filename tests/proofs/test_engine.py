@@ -27,7 +27,7 @@ def _samples(names: dict[str, int], count: int = 64, seed: int = 1) -> dict[str,
     return {name: [rng.getrandbits(width) for _ in range(count)] for name, width in names.items()}
 
 
-def _replay(left, right):  # noqa: ANN001, ANN202
+def _replay(left, right):
     def replay(words: dict[str, int]) -> list[tuple[int, int]]:
         return [tuple(evaluate([left.node, right.node], words))]  # type: ignore[list-item]
     return replay
