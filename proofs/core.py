@@ -293,6 +293,9 @@ class Row:
     lemmas: list[dict[str, Any]] = field(default_factory=list)
     second: dict[str, Any] | None = None
     words: dict[str, int] = field(default_factory=dict)
+    key: str = ""
+    """The structural hash of the row's traced DAGs, solver and limits ('' when the property
+    has none); a later run with the same key reuses the verdict (``Property.key``)."""
 
     @property
     def model_k(self) -> bool:
@@ -491,6 +494,8 @@ class Property:
     fast: tuple[tuple[str, int], ...] = ()
     k_step: Callable[[Descriptor], int] | None = None
     default_k: Callable[[Descriptor], int] | None = None
+    key: Callable[[Descriptor, int, Settings], str] | None = None
+    """The row's cache key without deciding it (the hash :attr:`Row.key` records)."""
 
     def check_k(self, desc: Descriptor, k: int) -> None:
         """``ValueError`` naming why ``k`` is impossible for this row."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from tcspec.proofs.core import (
     PROVED,
+    REFUTED,
     UNKNOWN,
     Property,
     Row,
@@ -33,8 +34,12 @@ from tcspec.spec.catalog import CATALOG, lookup
 from tcspec.spec.descriptor import Descriptor
 
 FAMILIES = ("tcspec.proofs.sparse", "tcspec.proofs.carry", "tcspec.proofs.permutation",
-            "tcspec.proofs.sign", "tcspec.proofs.error_bound", "tcspec.proofs.compiler_facts")
+            "tcspec.proofs.sign", "tcspec.proofs.error_bound", "tcspec.proofs.compiler_facts",
+            "tcspec.proofs.equals_reference")
 """The property family modules, one per family (DESIGN.md layout)."""
+
+DECIDED = (PROVED, REFUTED)
+"""Verdicts a cached row may reuse (an unknown row is always re-decided)."""
 
 REPORT_DIR = Path(__file__).resolve().parent
 REPORT_JSON = REPORT_DIR / "REPORT.json"
@@ -110,19 +115,39 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
     return rows
 
 
+def cached_row(spec: RowSpec, settings: Settings,
+               previous: dict[tuple[str, str, int], Row]) -> Row | None:
+    """The previous run's row for ``spec`` when its property keys its rows and the key
+    (traced DAGs, solver, limits) is unchanged and the verdict decided; else None."""
+    old = previous.get((spec.prop.name, spec.desc.name, spec.k))
+    if spec.prop.key is None or old is None or not old.key or old.result not in DECIDED:
+        return None
+    if spec.prop.key(spec.desc, spec.k, settings) != old.key:
+        return None
+    row = dataclasses.replace(old)
+    row.from_cache = True  # type: ignore[attr-defined]
+    return row
+
+
 def run_rows(rows: Sequence[RowSpec], settings: Settings,
              progress: Callable[[Row, int, int], None] | None = None,
              second_progress: Callable[[Row, int, int], None] | None = None,
-             passes: dict[str, float] | None = None) -> list[Row]:
+             passes: dict[str, float] | None = None,
+             previous: dict[tuple[str, str, int], Row] | None = None) -> list[Row]:
     """Decide every row, ``settings.jobs`` at a time; results in the order given.
 
     With a second solver there are two passes: the first decides every row with the first
     solver alone (``progress`` per row), the second asks the second solver of every query
     the first proved (``second_progress`` per row). ``passes`` gets each pass's wall
-    seconds (``first_pass_seconds``, ``second_pass_seconds``)."""
+    seconds (``first_pass_seconds``, ``second_pass_seconds``). A row of ``previous``
+    (the committed report's rows) whose key is unchanged is reused (:func:`cached_row`);
+    ``passes["from_cache"]`` counts them."""
     first = dataclasses.replace(settings, second_later=bool(settings.second_solver))
 
     def one(spec: RowSpec) -> Row:
+        reused = cached_row(spec, settings, previous or {})
+        if reused is not None:
+            return reused
         row = timed(lambda: spec.prop.check(spec.desc, spec.k, first),
                     f"{spec.prop.name} {spec.desc.name} K={spec.k}")
         row.property, row.datapath, row.k, row.hardware_k = (spec.prop.name, spec.desc.name,
@@ -141,7 +166,17 @@ def run_rows(rows: Sequence[RowSpec], settings: Settings,
     if passes is not None:
         passes["first_pass_seconds"] = round(middle - start, 1)
         passes["second_pass_seconds"] = round(time.monotonic() - middle, 1)
+        passes["from_cache"] = sum(bool(getattr(r, "from_cache", False)) for r in results)
     return results
+
+
+def previous_rows(path: Path = REPORT_JSON) -> dict[tuple[str, str, int], Row]:
+    """The rows of a report file by (property, datapath, K); empty when it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {_row_key(row): row for row in (row_from_json(d) for d in data["rows"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _in_pool(items: Sequence[Any], work: Callable[[Any], Row], jobs: int,
@@ -172,8 +207,9 @@ def describe_row(row: Row) -> str:
     if row.second:
         second = f"; {row.second['solver']}: {row.second['result']} " \
                  f"{row.second['seconds']:.1f}s"
+    cached = " (from the cache: key unchanged)" if getattr(row, "from_cache", False) else ""
     return (f"{row.property:22} {row.datapath:26} {k:28} {row.result:8} "
-            f"{row.solver} {row.seconds:.1f}s {row.method}{second}")
+            f"{row.solver} {row.seconds:.1f}s {row.method}{second}{cached}")
 
 
 def summary_counts(rows: Sequence[Row]) -> dict[str, int]:
@@ -204,7 +240,8 @@ def merged_rows(previous: dict[str, Any], rows: Sequence[Row]
     merged = {_row_key(r): r for r in (row_from_json(d) for d in previous["rows"])}
     for row in rows:
         merged[_row_key(row)] = row
-        stamps[_row_key(row)] = len(runs)
+        if not getattr(row, "from_cache", False):
+            stamps[_row_key(row)] = len(runs)
     return list(merged.values()), runs, stamps
 
 
@@ -235,7 +272,9 @@ def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
                      f"{run['jobs']} jobs, {run['wall_seconds'] / 60:.1f} minutes wall"
                      + (f" (first pass {run['first_pass_seconds'] / 60:.1f}, second opinions "
                         f"{run['second_pass_seconds'] / 60:.1f})."
-                        if "first_pass_seconds" in run else "."))
+                        if "first_pass_seconds" in run else ".")
+                     + (f" {run['from_cache']} row(s) reused from the cache (key unchanged)."
+                        if run.get("from_cache") else ""))
     lines += ["", "Counts: " + ", ".join(f"{v} {k}" for k, v in
                                          sorted(summary_counts(table).items())),
               "", "| property | datapath | K | result | solver | s | method | second opinion "

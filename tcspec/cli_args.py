@@ -297,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "with --property, --datapath or --k only those rows are re-decided and "
                    "replace theirs in the committed report")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--no-cache", action="store_true",
+                   help="decide every row again (by default a row whose key, the hash of its "
+                   "traced DAGs, solver and limits, is unchanged reuses the committed verdict)")
     p.add_argument("--all-properties", action="store_true",
                    help="with --datapath: every property that applies, not only the required")
     p.add_argument("--mutants", action="store_true",

@@ -17,6 +17,7 @@ from tcspec.proofs.runner import (
     REPORT_JSON,
     REPORT_MD,
     describe_row,
+    previous_rows,
     report_texts,
     run_rows,
     select_rows,
@@ -102,6 +103,9 @@ def print_rows(results: Sequence[Row], seconds: float,
     counts = ", ".join(f"{v} {k}" for k, v in sorted(summary_counts(results).items()))
     split = (f" (first pass {passes['first_pass_seconds']:.0f}s, second opinions "
              f"{passes['second_pass_seconds']:.0f}s)" if passes else "")
+    cached = sum(bool(getattr(r, "from_cache", False)) for r in results)
+    if cached:
+        split += f"; {cached} from the cache (unchanged key)"
     print(f"{len(results)} row(s) in {seconds:.0f}s{split}: {counts}")
 
 
@@ -172,7 +176,8 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
 
         passes: dict[str, float] = {}
         try:
-            results = run_rows(rows, settings, progress, second_progress, passes)
+            results = run_rows(rows, settings, progress, second_progress, passes,
+                               {} if args.no_cache else previous_rows())
         except InternalError as exc:
             print(f"tcspec: error: internal error in prove (not a verdict): {exc}",
                   file=sys.stderr)
