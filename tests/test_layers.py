@@ -206,3 +206,29 @@ def test_the_checker_sees_function_level_relative_and_from_imports():
     assert graph["tcspec.api"] == {"tcspec.smt"}
     assert bad == ["ref/__init__.py:2: tcspec.ref (ref) imports tcspec.api (user)"]
     assert circles(graph) == [["tcspec.spec.a", "tcspec.spec.b"]]
+
+
+SECOND_SPEC = "tcspec.proofs.rulebook"
+SECOND_SPEC_MAY_IMPORT = {"tcspec.spec.bitvec"}
+"""The ops protocol: all the second specification shares with the first (issue 30)."""
+
+
+def test_the_second_specification_imports_only_the_ops_protocol():
+    """``proofs/rulebook`` (the rule book's text, DESIGN.md "equals-reference") imports
+    nothing of the project but ``spec.bitvec`` and itself, so a spec bug cannot move it."""
+    graph, _ = import_graph(ROOT)
+    modules = [name for name in graph if name == SECOND_SPEC or
+               name.startswith(SECOND_SPEC + ".")]
+    assert len(modules) >= 10
+    outside = {f"{name} imports {target}" for name in modules for target in graph[name]
+               if not (target == SECOND_SPEC or target.startswith(SECOND_SPEC + ".")
+                       or target in SECOND_SPEC_MAY_IMPORT)}
+    assert not outside, sorted(outside)
+
+
+def test_the_second_specification_check_sees_a_forbidden_import():
+    source = "from tcspec.spec.formats import FORMATS\n"
+    sources = {"tcspec.proofs.rulebook.x": (Path("x.py"), source),
+               "tcspec.spec.formats": (Path("f.py"), "")}
+    graph, _ = import_graph(ROOT, sources)
+    assert graph["tcspec.proofs.rulebook.x"] == {"tcspec.spec.formats"}
