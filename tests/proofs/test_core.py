@@ -138,7 +138,34 @@ def test_the_matrix_runs_the_second_opinions_after_every_first_verdict(monkeypat
                                   ("second", row.datapath)), passes=passes)
     assert [step for step, _ in order] == ["first", "first", "second", "second"]
     assert all(r.second and r.second["result"] == PROVED for r in results)
-    assert set(passes) == {"first_pass_seconds", "second_pass_seconds"}
+    assert set(passes) == {"first_pass_seconds", "second_pass_seconds", "from_cache"}
+    assert passes["from_cache"] == 0
+
+
+def test_a_keyed_row_is_reused_only_while_its_key_is_unchanged():
+    calls = []
+
+    def check(desc, k, settings):
+        calls.append(desc.name)
+        row = check_queries("demo", desc, k, [_query("forall", lambda ops, x, y: ops.ne(
+            ops.add(x, y), ops.add(y, x)))], settings, method="chain")
+        row.key = key[0]
+        return row
+
+    key = ["k1"]
+    prop = dataclasses.replace(runner.properties()["permutation"], check=check,
+                               key=lambda desc, k, settings: key[0])
+    rows = [runner.RowSpec(prop, lookup("dense-tf32").descriptor, 4)]
+    first = runner.run_rows(rows, Settings(second_solver=None))
+    previous = {(r.property, r.datapath, r.k): r for r in first}
+    passes = {}
+    again = runner.run_rows(rows, Settings(second_solver=None), passes=passes,
+                            previous=previous)
+    assert calls == ["dense-tf32"] and passes["from_cache"] == 1
+    assert again[0].result == PROVED and "from the cache" in runner.describe_row(again[0])
+    key[0] = "k2"
+    runner.run_rows(rows, Settings(second_solver=None), previous=previous)
+    assert calls == ["dense-tf32", "dense-tf32"]
 
 
 def test_rows_are_selected_by_property_datapath_and_k():
@@ -207,8 +234,9 @@ def test_a_datapath_selects_its_required_rows_unless_every_property_is_asked():
     every = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32", every=True)}
     assert "sign-symmetry" not in required and "sign-symmetry" in every
     assert {"sparse-masking", "sparse-non-interference"} <= required
-    with pytest.raises(ValueError, match="--all-properties"):
-        runner.select_rows(datapath="dense-mxf4nvf4-4x-ue4m3")
+    assert "equals-reference" in required
+    assert {r.prop.name for r in runner.select_rows(
+        datapath="dense-mxf4nvf4-4x-ue4m3")} == {"equals-reference"}
 
 
 def test_a_failing_check_is_an_internal_error_never_a_row():
