@@ -1,7 +1,8 @@
 """Breakers of the specification: how good the proofs are (issue 16, DESIGN.md "The proof
 method").
 
-A breaker is one textual change to one stage of ``spec/``. Before it runs it
+A breaker is one textual change to one stage of ``spec/`` or, with ``text="rulebook"``, of
+the second specification ``proofs/rulebook/`` (issue 30). Before it runs it
 declares a counterexample property (a monolithic query at a small K that the
 change must falsify, its model replayed on the *mutated* scalar lowering),
 the rows it must kill (each must not say ``proved`` on the mutated spec), and
@@ -9,6 +10,15 @@ the rows it must keep (a control: the change leaves that property true, so
 the row must still prove). A breaker that falsifies nothing any row states is
 a control only; one whose counterexample no query finds in time declares
 none. Both are listed in :data:`KNOWN_GAPS`.
+
+``equals-reference`` rows (the spec's D word proved equal to the rule book's by the
+equivalence engine) catch a change of either text: a breaker that changes some output
+word of a datapath declares that datapath's row among its kills, and the kill counts
+only when the row is ``refuted`` with input words replayed on both executable sides (the
+spec's and the rule book's scalar lowerings give the two different D words the row
+shows); ``unknown`` is no kill there. An *equivalent mutant* (``equivalent=True``)
+changes no output word: it declares ``equals-reference`` rows among its keeps, and they
+must still prove.
 
 Each breaker runs in a scratch copy of the package, in a child process
 (:func:`run_breaker`), so the installed specification is never touched.
@@ -32,9 +42,18 @@ Row = tuple[str, str, int]
 """(property, datapath, K) of the proof matrix."""
 
 
+SPEC = "spec"
+RULEBOOK = "rulebook"
+TEXTS = {SPEC: ("spec",), RULEBOOK: ("proofs", "rulebook")}
+"""The two texts a breaker may change, and where each sits in the package."""
+
+EQUALS_REFERENCE = "equals-reference"
+
+
 @dataclass(frozen=True)
 class Breaker:
-    """One change to ``spec/<path>`` (``old`` must occur exactly once)."""
+    """One change to ``<text>/<path>`` (``old`` must occur exactly once): ``text`` is
+    :data:`SPEC` (``spec/``) or :data:`RULEBOOK` (``proofs/rulebook/``)."""
 
     name: str
     stage: str
@@ -48,6 +67,14 @@ class Breaker:
     words: tuple[tuple[str, int], ...] = ()
     """A counterexample found by hand, replayed on the mutant instead of a solver search (for
     properties whose monolithic query does not finish)."""
+    text: str = SPEC
+    equivalent: bool = False
+    """An equivalent mutant: no output word changes, so its ``equals-reference`` keeps must
+    still prove (the engine shows the two texts equal through the edit)."""
+
+    def __post_init__(self) -> None:
+        if self.text not in TEXTS:
+            raise ValueError(f"breaker {self.name}: unknown text {self.text!r}")
 
 
 def _bf16(exponent: int, fraction: int) -> int:
@@ -271,7 +298,99 @@ ARCH_BREAKERS = (
 """Breakers of the architecture datapaths (issue 20 part 4): each breaks the stage a proved
 row of ``tcspec prove --arch`` relies on (proofs/arch/BREAKERS.md)."""
 
-BREAKERS = BREAKERS + ARCH_BREAKERS
+
+def _er(datapath: str, k: int) -> Row:
+    """The ``equals-reference`` row of ``datapath`` (at the instruction's K)."""
+    return (EQUALS_REFERENCE, datapath, k)
+
+
+RULEBOOK_BREAKERS = (
+    Breaker("rb-window-24", "window width (rule book 2.4)", "window.py",
+            "WINDOW_FRACTION_BITS = 25\n", "WINDOW_FRACTION_BITS = 24\n", None,
+            kills=(_er("dense-tf32", 8),), keeps=(_er("i8-s8-s8-wrap", 32),), text=RULEBOOK),
+    Breaker("rb-window-floors-negatives", "truncation direction (rule book 2.5)", "window.py",
+            "    return ops.ite(negative, ops.neg(mag), mag)\n",
+            "    return ops.ite(negative, ops.sub(ops.neg(mag), 1), mag)\n", None,
+            kills=(_er("dense-tf32", 8),), keeps=(_er("i8-s8-s8-wrap", 32),), text=RULEBOOK),
+    Breaker("rb-clamp-minus-132", "window clamp (rule book 2.4)", "window.py",
+            "CLAMP_R = -133\n", "CLAMP_R = -132\n", None,
+            kills=(_er("dense-tf32", 8),), keeps=(_er("i8-s8-s8-wrap", 32),), text=RULEBOOK),
+    Breaker("rb-rz-zero-keeps-sign", "zero rule (rule book 2.7)", "rounding.py",
+            'F32_RZ = Destination("f32-rz", dfmt("f32"), 8, 24, 127, 0, RZ, POSITIVE_ZERO)\n',
+            'F32_RZ = Destination("f32-rz", dfmt("f32"), 8, 24, 127, 0, RZ, SIGNED_ZERO)\n',
+            None, kills=(_er("dense-tf32", 8),), keeps=(_er("i8-s8-s8-wrap", 32),),
+            text=RULEBOOK),
+    Breaker("rb-inf-times-zero-one-sided", "NaN/Inf rule (rule book 2.2)", "window.py",
+            "    inf_times_zero = (a.inf & b.zero) | (a.zero & b.inf)\n",
+            "    inf_times_zero = a.inf & b.zero\n", None,
+            kills=(_er("dense-tf32", 8),), keeps=(_er("i8-s8-s8-wrap", 32),), text=RULEBOOK),
+    Breaker("rb-rne-ties-down", "F16-D RNE ties (rule book 2.7, 11.1)", "rounding.py",
+            "        round_up = guard & (sticky | odd)\n",
+            "        round_up = guard & sticky\n", None,
+            kills=(_er("mixed-f16-f16-f16", 16), _er("cdna1-mfma-32x32x1-f32-f32-c32-d32", 1)),
+            keeps=(_er("dense-tf32", 8),), text=RULEBOOK),
+    Breaker("rb-s8-read-unsigned", "integer byte reading (rule book 3)", "integer.py",
+            "        return ops.sext(byte, BYTE_BITS)\n",
+            "        return ops.zext(byte, BYTE_BITS)\n", None,
+            kills=(_er("i8-s8-s8-wrap", 32), _er("i8-u8-s8-saturate", 32)),
+            keeps=(_er("i8-u8-u8-wrap", 32),), text=RULEBOOK),
+    Breaker("rb-saturate-wraps", "integer saturation (rule book 3)", "integer.py",
+            "SUM_BITS = 33\n", "SUM_BITS = 32\n", None,
+            kills=(_er("i8-u8-u8-saturate", 32), _er("i8-s8-s8-saturate", 32)),
+            keeps=(_er("i8-u8-u8-wrap", 32), _er("i8-s8-s8-wrap", 32)), text=RULEBOOK),
+    Breaker("rb-scale-floor-36", "scale floor (rule book 4)", "block.py",
+            "SCALE_FLOOR_FRACTION_BITS = 35\n", "SCALE_FLOOR_FRACTION_BITS = 36\n", None,
+            kills=(_er("dense-nvfp4", 64),), keeps=(_er("dense-mx-e4m3", 32),), text=RULEBOOK),
+    Breaker("rb-nvfp4-groups-of-2", "K-group size (rule book 4)", "block.py",
+            "NVFP4_GROUP = 4\n", "NVFP4_GROUP = 2\n", None,
+            kills=(_er("dense-nvfp4", 64),), keeps=(_er("dense-mx-e4m3", 32),), text=RULEBOOK),
+    Breaker("rb-c-dominant-groups-of-8", "C-dominant group size (rule book 4)", "block.py",
+            "C_DOMINANT_GROUP = 16\n", "C_DOMINANT_GROUP = 8\n", None,
+            kills=(_er("dense-nvfp4", 64),), keeps=(_er("dense-mx-e4m3", 32),), text=RULEBOOK),
+    Breaker("rb-mxf4-merge-strict", "C merge (rule book 4)", "block.py",
+            "    applies = group.nonzero & c.nonzero & ops.sge(c.r, group.g)\n",
+            "    applies = group.nonzero & c.nonzero & ops.sgt(c.r, group.g)\n", None,
+            kills=(_er("dense-mxf4", 64),), keeps=(_er("dense-mx-e4m3", 32),), text=RULEBOOK),
+    Breaker("rb-tf32-selectors-swapped", "sparse lane selection (rule book 5)", "sparse.py",
+            "        upper = ops.eq(sel, ONE_OF_TWO_UPPER)\n",
+            "        upper = ops.eq(sel, ONE_OF_TWO_LOWER)\n", None,
+            kills=(_er("sparse-tf32", 16),), keeps=(_er("dense-tf32", 8),), text=RULEBOOK),
+    Breaker("rb-volta-window-24", "fused-dot F (rule book 10.5)", "nvidia.py",
+            '    ("sm_70", "mma", "m8n8k4", "f16", None): _p(23, cite=_VOLTA),\n',
+            '    ("sm_70", "mma", "m8n8k4", "f16", None): _p(24, cite=_VOLTA),\n', None,
+            kills=(_er("sm_70-mma-m8n8k4-f16-f16-c32-d32", 4),),
+            keeps=(_er("sm_75-mma-m8n8k4-f16-f16-c32-d32", 4),), text=RULEBOOK),
+    Breaker("rb-fma-drops-sticky", "FMA-chain rounding (rule book 11.1)", "fma.py",
+            "    right = ops.bvor(kept, ops.bool_to_bv(lost, width))\n",
+            "    right = kept\n", None,
+            kills=(_er("cdna1-mfma-32x32x1-f32-f32-c32-d32", 1),),
+            keeps=(_er("sm_70-mma-m8n8k4-f16-f16-c32-d32", 4),), text=RULEBOOK),
+)
+"""Breakers of the second specification (issue 30): each changes the output of the
+datapaths it names, so their ``equals-reference`` rows must be refuted with replayed
+words; each keeps a row of a family it does not touch."""
+
+EQUIVALENT_MUTANTS = (
+    Breaker("rb-saturate-at-max-inclusive", "integer saturation (rule book 3)", "integer.py",
+            "        total = ops.ite(ops.sgt(total, S32_MAX), ops.const(S32_MAX, SUM_BITS), "
+            "total)\n",
+            "        total = ops.ite(ops.sge(total, S32_MAX), ops.const(S32_MAX, SUM_BITS), "
+            "total)\n", None,
+            keeps=(_er("i8-u8-u8-saturate", 32), _er("i8-s8-s8-saturate", 32)),
+            text=RULEBOOK, equivalent=True),
+    Breaker("rb-window-sum-reversed", "exact sum order (rule book 2.6)", "window.py",
+            "    for t in terms:\n", "    for t in reversed(terms):\n", None,
+            keeps=(_er("dense-tf32", 8),), text=RULEBOOK, equivalent=True),
+    Breaker("spec-exact-sum-reversed", "exact sum order", "accumulate.py",
+            "    return ops.sum([ops.sext(u, width) for u in units])\n",
+            "    return ops.sum([ops.sext(u, width) for u in units[::-1]])\n", None,
+            keeps=(_er("dense-tf32", 8),), equivalent=True),
+)
+"""Equivalent mutants (issue 30): edits that change no output word (a saturation bound
+tested with ``>=`` where ``>`` gives the same clamp, an exact sum in another order); the
+engine must still prove ``equals-reference`` through them."""
+
+BREAKERS = BREAKERS + ARCH_BREAKERS + RULEBOOK_BREAKERS + EQUIVALENT_MUTANTS
 
 KNOWN_GAPS = {
     "nvfp4-groups-of-2": "no monolithic counterexample is declared (permutation's query finds "
@@ -328,13 +447,23 @@ def scratch_copy(breaker: Breaker, into: Path) -> Path:
             shutil.rmtree(target)
         shutil.copytree(source, target, ignore=shutil.ignore_patterns(
             "__pycache__", "*.jsonl.gz", "REPORT.*"))
-    path = package / "spec" / breaker.path
+    path = changed_file(package, breaker)
     text = path.read_text()
     if text.count(breaker.old) != 1:
         raise ValueError(f"breaker {breaker.name}: the text to change occurs "
-                         f"{text.count(breaker.old)} times in spec/{breaker.path}")
+                         f"{text.count(breaker.old)} times in {shown_path(breaker)}")
     path.write_text(text.replace(breaker.old, breaker.new))
     return package
+
+
+def changed_file(package: Path, breaker: Breaker) -> Path:
+    """The file ``breaker`` changes inside a copy ``package`` of the tcspec package."""
+    return package.joinpath(*TEXTS[breaker.text], breaker.path)
+
+
+def shown_path(breaker: Breaker) -> str:
+    """``spec/<path>`` or ``proofs/rulebook/<path>``."""
+    return "/".join((*TEXTS[breaker.text], breaker.path))
 
 
 @dataclass
@@ -347,12 +476,16 @@ class Verdict:
     rows: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     error: str = ""
+    text: str = SPEC
+    equivalent: bool = False
 
     @property
     def ok(self) -> bool:
-        """Every kill row refuted or unknown, every keep row proved, the counterexample
-        replayed; a run that crashed (the child process, the counterexample or a row check
-        raising) is never ok, and a row that raised is never a kill."""
+        """Every kill row killed (:func:`killed`: refuted or unknown; an ``equals-reference``
+        row refuted with replayed words), every keep row proved (an equivalent mutant's
+        ``equals-reference`` keeps included), the counterexample replayed; a run that
+        crashed (the child process, the counterexample or a row check raising) is never ok,
+        and a row that raised is never a kill."""
         if self.error or any(r["result"] == ERROR for r in self.rows):
             return False
         if self.witness is not None and not self.witness.get("replayed"):
@@ -367,8 +500,23 @@ of the run, shown as such and never counted as a kill (issue 30)."""
 
 
 def killed(row: dict[str, Any]) -> bool:
-    """A kill: the row was decided and is not proved (refuted, or unknown with its reason)."""
+    """A kill: the row was decided and is not proved (refuted, or unknown with its reason).
+    An ``equals-reference`` row kills only when ``refuted`` with replayed words: its input
+    words, run on the two executable sides, give the two different D words it shows."""
+    if row["property"] == EQUALS_REFERENCE:
+        return row["result"] == "refuted" and bool(row.get("replayed"))
     return row["result"] in ("refuted", "unknown")
+
+
+def replayed_difference(result: str, words: dict[str, int], detail: str) -> dict[str, Any]:
+    """What an ``equals-reference`` row's words show: ``replayed`` when it is refuted, says so
+    in its detail, and names a spec D word and a rule-book D word that differ (the engine
+    replays the words on both scalar lowerings before it answers ``refuted``)."""
+    spec, reference = words.get("d_spec"), words.get("d_reference")
+    replayed = (result == "refuted" and "(replayed)" in detail and spec is not None
+                and reference is not None and spec != reference)
+    shown = {n: f"0x{v:X}" for n, v in words.items()}
+    return {"replayed": replayed, "words": shown}
 
 
 def _witness_query(prop: str, name: str, k: int) -> Any:
@@ -416,6 +564,14 @@ def _witness_query(prop: str, name: str, k: int) -> Any:
     raise ValueError(f"no counterexample query for {prop}")
 
 
+REFERENCE_TIMEOUT = 300.0
+"""The least time limit of an ``equals-reference`` row in a breaker's run (its engine's
+output query and budget): a refutation ends at the first satisfiable query and a proof
+at its last pair, so the limit costs time only on a row that ends ``unknown``; some
+refutations need minutes on a busy machine (rb-clamp-minus-132: a carry of several
+products below the F32 subnormal unit)."""
+
+
 def child_main(name: str, timeout: float) -> dict[str, Any]:
     """Run in the scratch copy: the counterexample and every declared row."""
     from tcspec.proofs.core import REFUTED, UNKNOWN, Outcome, Settings, decide
@@ -424,6 +580,7 @@ def child_main(name: str, timeout: float) -> dict[str, Any]:
 
     breaker = breaker_named(name)
     settings = Settings(timeout=timeout, second_solver=None)
+    reference_settings = Settings(timeout=max(timeout, REFERENCE_TIMEOUT), second_solver=None)
     out: dict[str, Any] = {"witness": None, "rows": []}
     if breaker.witness is not None:
         prop, datapath, k = breaker.witness
@@ -451,22 +608,28 @@ def child_main(name: str, timeout: float) -> dict[str, Any]:
     for role, rows in (("kill", breaker.kills), ("keep", breaker.keeps)):
         for prop, datapath, k in rows:
             started = time.monotonic()
+            extra: dict[str, Any] = {}
             try:
-                row = props[prop].check(lookup(datapath).descriptor, k, settings)
+                row = props[prop].check(lookup(datapath).descriptor, k,
+                                        reference_settings if prop == EQUALS_REFERENCE
+                                        else settings)
                 result, detail = row.result, row.detail
+                if prop == EQUALS_REFERENCE:
+                    extra = replayed_difference(result, row.words, detail)
             except Exception as exc:
                 result, detail = ERROR, f"the check raised {type(exc).__name__}: {exc}"
             out["rows"].append({"role": role, "property": prop, "datapath": datapath, "k": k,
                                 "result": result, "seconds": round(
                                     time.monotonic() - started, 2),
-                                "detail": detail[:300]})
+                                "detail": detail[:300], **extra})
     return out
 
 
 def run_breaker(breaker: Breaker, timeout: float = 60.0) -> Verdict:
     """Apply ``breaker`` in a scratch copy and run :func:`child_main` there."""
     started = time.monotonic()
-    verdict = Verdict(breaker.name, breaker.stage)
+    verdict = Verdict(breaker.name, breaker.stage, text=breaker.text,
+                      equivalent=breaker.equivalent)
     with tempfile.TemporaryDirectory(prefix="tcspec-mutant-") as tmp:
         try:
             scratch_copy(breaker, Path(tmp))
@@ -509,16 +672,43 @@ def run_all(names: Sequence[str] | None = None, timeout: float = 60.0,
     return verdicts
 
 
+def datapath_family(name: str) -> str:
+    """The rule-book family of a datapath (``window``, ``block``, ``fused-dot``, ...)."""
+    from tcspec.proofs.rulebook.names import parse
+
+    try:
+        return parse(name).family
+    except ValueError:
+        return "other"
+
+
+def _tally(counts: dict[str, list[int]]) -> str:
+    return ", ".join(f"{key} {k}/{n}" + (f" ({e} errors, not kills)" if e else "")
+                     for key, (k, n, e) in sorted(counts.items()))
+
+
 def kill_table(verdicts: Sequence[Verdict]) -> str:
-    """The mutation table (markdown): one line per breaker, then kills per property family."""
-    lines = ["| breaker | stage | counterexample (replayed on the mutant) | must not prove | "
-             "must still prove | ok | s |", "|---|---|---|---|---|---|---|"]
+    """The mutation table (markdown): one line per breaker, then the kills per text (``spec``,
+    ``rulebook``) and per datapath family through ``equals-reference``, the equivalent
+    mutants kept, and the kills per property family."""
+    lines = ["| breaker | text | stage | counterexample (replayed on the mutant) | "
+             "must not prove | must still prove | ok | s |",
+             "|---|---|---|---|---|---|---|---|"]
     families: dict[str, list[int]] = {}
+    by_text: dict[str, list[int]] = {}
+    by_family: dict[str, dict[str, list[int]]] = {}
+    equivalents: dict[str, list[int]] = {}
+    undeclared: dict[str, list[str]] = {}
     errors = []
 
     def shown_row(r: dict[str, Any]) -> str:
         result = "**ERROR** (the check raised; not a kill)" if r["result"] == ERROR \
             else r["result"]
+        if r["property"] == EQUALS_REFERENCE and r["result"] == "refuted":
+            words = r.get("words", {})
+            result += (f" (replayed: spec D {words.get('d_spec', '?')}, rule book D "
+                       f"{words.get('d_reference', '?')})" if r.get("replayed")
+                       else " (**not replayed**: not a kill)")
         return f"{r['property']} {r['datapath']}: {result}"
 
     for v in verdicts:
@@ -530,8 +720,9 @@ def kill_table(verdicts: Sequence[Verdict]) -> str:
         keeps = ", ".join(shown_row(r) for r in v.rows if r["role"] == "keep") or "-"
         ok = "yes" if v.ok else f"**no** {v.error}".strip().replace("|", "/")
         gap = f" ({KNOWN_GAPS[v.breaker]})" if v.breaker in KNOWN_GAPS else ""
-        lines.append(f"| {v.breaker}{gap} | {v.stage} | {shown} | {kills} | {keeps} | {ok} | "
-                     f"{v.seconds:.0f} |")
+        text = v.text + (" (equivalent mutant)" if v.equivalent else "")
+        lines.append(f"| {v.breaker}{gap} | {text} | {v.stage} | {shown} | {kills} | {keeps} | "
+                     f"{ok} | {v.seconds:.0f} |")
         if v.error.startswith("error:"):
             errors.append(v.breaker)
         for r in v.rows:
@@ -540,10 +731,46 @@ def kill_table(verdicts: Sequence[Verdict]) -> str:
                 tally[0] += killed(r)
                 tally[1] += 1
                 tally[2] += r["result"] == ERROR
+        reference_kills = [r for r in v.rows
+                           if r["role"] == "kill" and r["property"] == EQUALS_REFERENCE]
+        for r in reference_kills:
+            tally = by_family.setdefault(datapath_family(r["datapath"]), {}).setdefault(
+                v.text, [0, 0, 0])
+            tally[0] += killed(r)
+            tally[1] += 1
+            tally[2] += r["result"] == ERROR
+        if v.equivalent:
+            keeps_er = [r for r in v.rows
+                        if r["role"] == "keep" and r["property"] == EQUALS_REFERENCE]
+            tally = equivalents.setdefault(v.text, [0, 0, 0])
+            tally[0] += bool(keeps_er) and all(r["result"] == "proved" for r in keeps_er)
+            tally[1] += 1
+            tally[2] += any(r["result"] == ERROR for r in keeps_er)
+        elif reference_kills:
+            tally = by_text.setdefault(v.text, [0, 0, 0])
+            tally[0] += all(killed(r) for r in reference_kills)
+            tally[1] += 1
+            tally[2] += any(r["result"] == ERROR for r in reference_kills)
+        else:
+            undeclared.setdefault(v.text, []).append(v.breaker)
     lines.append("")
-    lines.append("Kills per property family: " + ", ".join(
-        f"{prop} {k}/{n}" + (f" ({e} errors, not kills)" if e else "")
-        for prop, (k, n, e) in sorted(families.items())) + ".")
+    lines.append("Breakers killed through equals-reference, per text (every equals-reference "
+                 "row the breaker declares refuted, its words replayed on both executable "
+                 "sides): " + (_tally(by_text) or "none") + ".")
+    lines.append("")
+    lines.append("Kills per datapath family through equals-reference (rows refuted with "
+                 "replayed words / rows declared), per text: " + ("; ".join(
+                     f"{family}: {_tally(texts)}" for family, texts in sorted(
+                         by_family.items())) or "none") + ".")
+    lines.append("")
+    lines.append("Equivalent mutants whose equals-reference rows still prove, per text: "
+                 + (_tally(equivalents) or "none") + ".")
+    lines.append("")
+    lines.append("Breakers declaring no equals-reference row: " + ("; ".join(
+        f"{text} {len(names)} ({', '.join(names)})" for text, names in sorted(
+            undeclared.items())) or "none") + ".")
+    lines.append("")
+    lines.append("Kills per property family: " + _tally(families) + ".")
     lines.append("")
     lines.append("Runs that crashed (errors, never counted as kills): "
                  + (", ".join(errors) if errors else "none") + ".")

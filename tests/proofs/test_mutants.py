@@ -11,8 +11,10 @@ from tcspec.proofs.mutants import BREAKERS, breaker_named, kill_table, run_break
 def test_every_breaker_applies_to_exactly_one_place(tmp_path) -> None:
     for breaker in BREAKERS:
         package = mutants.scratch_copy(breaker, tmp_path / breaker.name)
-        assert breaker.new in (package / "spec" / breaker.path).read_text()
+        assert breaker.new in mutants.changed_file(package, breaker).read_text()
     assert len(BREAKERS) >= 12 and len({b.stage for b in BREAKERS}) >= 10
+    rulebook = [b for b in BREAKERS if b.text == mutants.RULEBOOK and not b.equivalent]
+    assert len(rulebook) >= 10 and len({b.path for b in rulebook}) >= 6
 
 
 @pytest.mark.parametrize("name", [b.name for b in BREAKERS if b.cheap])
