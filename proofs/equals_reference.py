@@ -191,6 +191,9 @@ class Traced:
     spec_legal: Bool
     reference: rulebook.Result
     labels: dict[int, str]
+    hints: list[Bool] = dataclasses.field(default_factory=list)
+    """Case splits the rule book names (``ops.observe("hint", split=...)``): conditions
+    under which its values take a simpler form (e.g. "some term is nonzero", 2.4)."""
 
 
 def layout_difference(desc: Descriptor, k: int) -> str:
@@ -207,6 +210,10 @@ def layout_difference(desc: Descriptor, k: int) -> str:
             + ("" if extra or missing else "; in another order"))
 
 
+MAX_HINTS = 2
+"""Hint splits per row: each doubles the cases."""
+
+
 def trace_both(desc: Descriptor) -> Traced:
     """``build_dot`` and the rule book's ``reference_dot`` over one set of input variables."""
     ops = TraceOps()
@@ -215,8 +222,19 @@ def trace_both(desc: Descriptor) -> Traced:
     inputs = inputs_from(layout, [words[s.name] for s in layout])
     spec_word, stages = recorded(ops, lambda: build_dot(ops, desc, inputs))
     spec_legal = metadata_legal(ops, desc, inputs)
-    reference = rulebook.reference_dot(ops, desc.name, words)
-    return Traced(ops, words, spec_word, spec_legal, reference, stage_labels(stages))
+    hints: list[Bool] = []
+
+    def observe(stage: str, **values: Any) -> None:
+        if stage == "hint":
+            hints.extend(v for v in values.values() if isinstance(v, Bool))
+
+    ops.observe = observe  # type: ignore[method-assign]
+    try:
+        reference = rulebook.reference_dot(ops, desc.name, words)
+    finally:
+        del ops.observe
+    return Traced(ops, words, spec_word, spec_legal, reference, stage_labels(stages),
+                  hints[:MAX_HINTS])
 
 
 def stage_labels(stages: Mapping[str, Mapping[str, Any]]) -> dict[int, str]:
@@ -260,18 +278,23 @@ def replayer(desc: Descriptor, with_legal: bool = False):
 
 
 def row_key(traced: Traced, settings: Settings) -> str:
-    """The row's cache key: both DAGs, the hypothesis, the solver and its limits."""
+    """The row's cache key: both DAGs, the hypothesis, the hints, the solver and its
+    limits."""
     roots = [traced.spec_word.node, traced.spec_legal.node, traced.reference.word.node,
-             traced.reference.defined.node]
+             traced.reference.defined.node, *(h.node for h in traced.hints)]
     return structure_key(roots, "equals-reference", settings.solver, settings.timeout)
 
 
 def engine_settings(settings: Settings) -> EngineSettings:
+    """The engine's limits for one row: 1.5 x ``--timeout`` for the whole row (every
+    case), ``--timeout`` for an output query and 60% of it for one case's internal pairs;
+    local queries 10 s, cones 15 s."""
     return EngineSettings(solver=settings.solver,
                           local_timeout=min(settings.timeout, 10.0),
                           cone_timeout=min(settings.timeout, 15.0),
                           output_timeout=settings.timeout,
-                          budget=max(settings.timeout, 60.0))
+                          budget=0.6 * settings.timeout,
+                          row_budget=1.5 * settings.timeout)
 
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
@@ -311,7 +334,7 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     outcome = prove_equivalent([(traced.spec_word, traced.reference.word)], samples=samples,
                                assumptions=[] if _always_true(hypothesis) else [hypothesis],
                                settings=engine, replay=replayer(desc), cache=cache,
-                               labels=traced.labels)
+                               labels=traced.labels, splits=traced.hints)
     lemmas.append(_lemma("d-equal", outcome))
     hypothesis_text = "" if _always_true(hypothesis) else \
         "hypothesis: every metadata selector legal (the rule book's, section 5); "

@@ -65,6 +65,7 @@ class ProofCache:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._answers: dict[str, dict[str, Any]] = {}
+        self._satisfiable: set[str] = set()
         self._lock = threading.Lock()
         self.hits = 0
         if path is not None and path.is_file():
@@ -88,7 +89,16 @@ class ProofCache:
                 return entry
             return None
 
+    def known_satisfiable(self, key: str) -> bool:
+        """Whether this run has seen the query ``key`` answered ``sat`` (kept in memory
+        only: it lets a caller skip a query whose model it does not need)."""
+        with self._lock:
+            return key in self._satisfiable
+
     def put(self, key: str, status: str, seconds: float, timeout: float) -> None:
+        if status == "sat":
+            with self._lock:
+                self._satisfiable.add(key)
         if status not in ("unsat", "unknown"):
             return
         entry = {"key": key, "status": status, "seconds": round(seconds, 3),

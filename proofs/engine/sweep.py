@@ -65,6 +65,9 @@ class EngineSettings:
     output_timeout: float = 120.0
     budget: float | None = None
     """Wall seconds for internal pairs; past it the engine goes straight to the outputs."""
+    row_budget: float | None = None
+    """Wall seconds for the whole run (every case): past it the open case's outputs get
+    what is left (at least ``MIN_OUTPUT`` s) and the cases not started are ``unknown``."""
     relations: tuple[str, ...] = RELATIONS
     cut_sizes: tuple[int, ...] = (0, 64, 1024)
     """The local queries of a proposal, in turn: merged nodes whose cone has more than this
@@ -153,6 +156,9 @@ MAX_SPLIT = 3
 MAX_DEPTH = 3
 """Nested case splits."""
 
+MIN_OUTPUT = 5.0
+"""Seconds an output query always gets, even past the row budget."""
+
 DEBUG = bool(os.environ.get("TCSPEC_ENGINE_DEBUG"))
 TIMES: list[tuple[float, str, str, str]] = []
 
@@ -168,6 +174,8 @@ class Case:
     pairs: list[tuple[Node, Node]]
     assumptions: list[Node]
     labels: dict[int, str]
+    carried: list[Node] = field(default_factory=list)
+    """The caller's further hint nodes, rebuilt in this case's DAG."""
 
 
 def make(ops: TraceOps, op: str, args: tuple[Node, ...], width: int | None,
@@ -235,6 +243,7 @@ class Sweep:
         self.reps: set[int] = set()
         self.first_undecided = ""
         self.case = ""
+        self.stop_at: float | None = None
         self._model: dict[str, int] = {}
         self._index: dict[bytes, list[Node]] | None = None
         self._sizes: dict[int, int] = {}
@@ -389,9 +398,12 @@ class Sweep:
         condition = self._differ(related, y)
         if condition.is_const:
             return (UNKNOWN if condition.value else PROVED), {}
-        roots = [condition, *self._assumption_images()]
         started = time.monotonic()
         keep = {x.id, y.id}
+        if self.assumptions and self._holds_unassumed(condition, keep):
+            self._timed(started, p)
+            return PROVED, {}
+        roots = [condition, *self._assumption_images()]
         cut_points = {n.id: n for n in walk(roots) if n.id in self.reps and n.id not in keep}
         previous: set[int] | None = None
         chosen: set[int] = set()
@@ -433,6 +445,19 @@ class Sweep:
             return REFUTED, {n.params[0]: answer.model.get(n.params[0], 0)
                              for n in self.sim.inputs.values()}
         return UNKNOWN, {}
+
+    def _holds_unassumed(self, condition: Node, keep: set[int]) -> bool:
+        """Whether the pair is proved with every merged node below it cut and no
+        assumption: such a query is the same formula in every case of a split (and in
+        every datapath with that cone), so the proof cache answers it after the first."""
+        cut_points = {n.id for n in walk([condition]) if n.id in self.reps and n.id not in keep}
+        cut_roots, _ = cut_nodes([condition],
+                                 lambda n: f"cut!{n.id}" if n.id in cut_points else None)
+        key = structure_key(cut_roots, self.settings.solver, "local")
+        if self.cache.known_satisfiable(key):
+            return False
+        self.stats.local_queries += 1
+        return self._solve(cut_roots, self.settings.local_timeout / 4, "local").unsat
 
     def _local(self, roots: list[Node], chosen: set[int]
                ) -> tuple[str | None, dict[str, int]]:
@@ -490,7 +515,9 @@ class Sweep:
         """Propose, prove and merge every right node, bottom-up."""
         budget = self.settings.budget
         for node in self.right_only:
-            if budget is not None and time.monotonic() - self.started > budget:
+            now = time.monotonic()
+            if (budget is not None and now - self.started > budget) or \
+                    (self.stop_at is not None and now > self.stop_at):
                 self.img(node)
                 continue
             proposal = self.propose(node)
@@ -558,18 +585,31 @@ class Sweep:
         arithmetic),
         each with those selectors replaced by their constants in both merged DAGs and the
         case as a hypothesis; empty when the left side is no ``ite``."""
-        left, right = self.pairs[0]
+        left = self.pairs[0][0]
         if not self._splits(left):
             return []
-        lroot, rroot = self.img(left), self.img(right)
+        lroot = self.img(left)
         conditions: list[Node] = []
         node = lroot
         while node.op == "ite" and len(conditions) < MAX_SPLIT and \
                 not any(n.op == "mul" for n in walk([node.args[0]])):
             conditions.append(node.args[0])
             node = node.args[2]
+        return self._chain_cases(conditions)
+
+    def hint_cases(self, condition: Node, carry: Sequence[Node] = ()) -> list[Case]:
+        """The two cases ``condition`` and ``!condition`` of a caller's hint (a node of
+        either side, e.g. the rule book's "some term is nonzero"), each with the hint
+        replaced by its constant in both merged DAGs and the case as a hypothesis."""
+        return self._chain_cases([self.img(condition)], both=True,
+                                 carry=[self.img(c) for c in carry])
+
+    def _chain_cases(self, conditions: list[Node], both: bool = False,
+                     carry: Sequence[Node] = ()) -> list[Case]:
         if not conditions:
             return []
+        left, right = self.pairs[0]
+        lroot, rroot = self.img(left), self.img(right)
         table = TraceOps()
         assumptions = self._assumption_images()
         base = rebuild([lroot, rroot, *assumptions, *conditions], table, {})
@@ -581,12 +621,14 @@ class Sweep:
                 merged_labels.setdefault(image.id, label)
         labels = {base[old].id: label for old, label in merged_labels.items() if old in base}
         found = []
-        for count in range(len(conditions) + 1):
-            literals = [(c, False) for c in conditions[:count]]
-            if count < len(conditions):
-                literals.append((conditions[count], True))
+        chains = [[(c, False) for c in conditions[:count]]
+                  + ([(conditions[count], True)] if count < len(conditions) else [])
+                  for count in range(len(conditions) + 1)]
+        if both:
+            chains = [[(c, value) for c in conditions] for value in (True, False)]
+        for literals in chains:
             substitute = {c.id: table.p_bool_const(value) for c, value in literals}
-            mapping = rebuild([lroot, rroot], table, substitute)
+            mapping = rebuild([lroot, rroot, *carry], table, substitute)
             hypothesis = [base[a.id] for a in assumptions] + [
                 base[c.id] if value else table.p_bnot(base[c.id]) for c, value in literals]
             name = " & ".join(("" if value else "!") + self._label(c).split(" (")[0]
@@ -596,7 +638,7 @@ class Sweep:
                 if old in merged_labels:
                     labels_here.setdefault(new.id, merged_labels[old])
             found.append(Case(name, [(mapping[lroot.id], mapping[rroot.id])], hypothesis,
-                              labels_here))
+                              labels_here, [mapping[c.id] for c in carry]))
         return found
 
     def _refuted(self, words: dict[str, int], replay: Replay | None
@@ -650,11 +692,13 @@ def prove_equivalent(pairs: Sequence[tuple[BV | Bool, BV | Bool]], *,
                      assumptions: Sequence[Bool] = (), settings: EngineSettings | None = None,
                      replay: Replay | None = None, cache: ProofCache | None = None,
                      labels: Mapping[int, str] | None = None,
-                     worker: SolverWorker | None = None) -> EquivalenceResult:
+                     worker: SolverWorker | None = None,
+                     splits: Sequence[Bool] = ()) -> EquivalenceResult:
     """Decide whether every (left, right) pair of traced values is equal for every input
     that meets ``assumptions`` (module docstring). ``samples`` are input words to simulate
     (input name -> one word per sample); ``replay`` runs the two executable sides on a
-    counterexample; ``labels`` names nodes in the report."""
+    counterexample; ``labels`` names nodes in the report; ``splits`` are hints: boolean
+    nodes to split cases on first (each case proved, merged and cut on its own)."""
     for left, right in pairs:
         if not isinstance(left.ops, TraceOps) or left.ops is not right.ops:
             raise ValueError("both sides must be traced into one TraceOps")
@@ -669,7 +713,9 @@ def prove_equivalent(pairs: Sequence[tuple[BV | Bool, BV | Bool]], *,
         result = _prove([(left.node, right.node) for left, right in pairs],
                         [a.node for a in assumptions], samples, settings,
                         cache if cache is not None else ProofCache(), dict(labels or {}),
-                        worker, replay, stats, 0)
+                        worker, replay, stats, 0, splits=[s.node for s in splits],
+                        stop_at=None if settings.row_budget is None
+                        else started + settings.row_budget)
     finally:
         if own:
             worker.close()
@@ -681,9 +727,11 @@ def prove_equivalent(pairs: Sequence[tuple[BV | Bool, BV | Bool]], *,
 def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
            samples: Mapping[str, Sequence[int]], settings: EngineSettings, cache: ProofCache,
            labels: dict[int, str], worker: SolverWorker, replay: Replay | None,
-           stats: EngineStats, depth: int, case: str = "") -> EquivalenceResult:
+           stats: EngineStats, depth: int, case: str = "",
+           splits: Sequence[Node] = (), stop_at: float | None = None) -> EquivalenceResult:
     sweep = Sweep(pairs, assumptions, samples, settings, cache, labels, worker)
     sweep.case = case
+    sweep.stop_at = stop_at
     sweep.stats = stats
     stats.nodes_left = max(stats.nodes_left, sweep.stats_nodes[0])
     stats.nodes_right = max(stats.nodes_right, sweep.stats_nodes[1])
@@ -692,12 +740,19 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     if early is not None:
         return early
     where = f" (case {case})" if case else ""
-    cases = sweep.cases() if depth < MAX_DEPTH else []
+    if splits:
+        cases = sweep.hint_cases(splits[0], splits[1:])
+    else:
+        cases = sweep.cases() if depth < MAX_DEPTH else []
     for sub in cases:
+        if stop_at is not None and time.monotonic() > stop_at:
+            return sweep._result(UNKNOWN, stopped=f"the run's {settings.row_budget:g}s were "
+                                 f"spent before case {sub.name}{where}")
         stats.cases += 1
         name = f"{case} & {sub.name}" if case else sub.name
         result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
-                        sub.labels, worker, replay, stats, depth + 1, name)
+                        sub.labels, worker, replay, stats, depth + (0 if splits else 1),
+                        name, sub.carried if splits else (), stop_at)
         if result.result != PROVED:
             return result
     if cases:
@@ -707,13 +762,16 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     if DEBUG:
         print(f"[engine] case {case or '-'}: {len(sweep.right_only)} right nodes, "
               f"{time.monotonic() - t0:.1f}s sweep; {stats.summary()}", flush=True)
-    result = sweep.outputs(replay, settings.output_timeout)
+    timeout = settings.output_timeout
+    if stop_at is not None:
+        timeout = min(timeout, max(MIN_OUTPUT, stop_at - time.monotonic()))
+    result = sweep.outputs(replay, timeout)
     if result is not None:
         return result
     left, right = sweep.open_pair
     stopped = sweep.first_undecided or sweep.describe(_Proposal(left, right, "equal"))
     return sweep._result(UNKNOWN, stopped=f"the outputs{where} were not decided within "
-                         f"{settings.output_timeout:g}s; first undecided pair: {stopped}")
+                         f"{timeout:g}s; first undecided pair: {stopped}")
 
 
 def _early_refutation(sweep: Sweep, replay: Replay | None) -> EquivalenceResult | None:

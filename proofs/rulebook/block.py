@@ -203,7 +203,8 @@ def mxf8f6f4_units(ops: Ops, products: Sequence[ScaledProduct], c: Decoded,
 
     ``mag_bits`` = 25 + the products' lead bits: every term is below ``2^(R + lead)``.
     """
-    big_r, _ = max_raw(ops, [(p.nonzero, p.r) for p in products] + [(c.nonzero, c.r)])
+    big_r, any_term = max_raw(ops, [(p.nonzero, p.r) for p in products] + [(c.nonzero, c.r)])
+    ops.observe("hint", split=any_term)
     q = ops.sub(big_r, MX_WINDOW_FRACTION_BITS)
     terms = [align(ops, c.sign, c.m, c.e(ops), q, mag_bits)]
     terms += [align(ops, p.sign, p.m, p.e, q, mag_bits) for p in products]
@@ -416,7 +417,8 @@ def block_word(ops: Ops, rec: Datapath, a_words: Sequence[BV], b_words: Sequence
         units, q = mxf8f6f4_units(ops, products, c, MX_WINDOW_FRACTION_BITS + lead)
         finite = convert(ops, units, q, F32_RZ)
     else:
-        p, _ = max_raw(ops, [(x.nonzero, x.r) for x in products])
+        p, any_product = max_raw(ops, [(x.nonzero, x.r) for x in products])
+        ops.observe("hint", split=any_product)
         s, _ = max_raw(ops, [(x.nonzero, x.scale_raw) for x in products])
         a_min = a_fmt.r_min - a_fmt.F
         b_min = b_fmt.r_min - b_fmt.F

@@ -131,7 +131,9 @@ def window_dot(ops: Ops, a_format: str, b_format: str, d_format: str, a_words: S
 
     # 2.4 window.
     clamp = CLAMP_R if a_format in CLAMPED_FORMATS and b_format in CLAMPED_FORMATS else None
-    big_r, _ = window_r(ops, [(p.nonzero, p.r) for p in products] + [(c.nonzero, c.r)], clamp)
+    big_r, any_term = window_r(ops, [(p.nonzero, p.r) for p in products] + [(c.nonzero, c.r)],
+                               clamp)
+    ops.observe("hint", split=any_term)
     q = ops.sub(big_r, WINDOW_FRACTION_BITS)
 
     # 2.5 alignment, 2.6 exact sum (C first, then k = 0, 1, ...).

@@ -182,3 +182,29 @@ def test_widths_and_tracers_are_checked():
         prove_equivalent([(x, ops.zext(x, 9))], samples={"x": [1]})
     with pytest.raises(ValueError, match="one TraceOps"):
         prove_equivalent([(x, other.variable("x", 8))], samples={"x": [1]})
+
+
+def test_a_hint_splits_cases_on_its_condition_and_both_are_proved():
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    some = ops.ne(x, 0)
+    left = ops.ite(some, ops.add(x, y), y)
+    right = ops.add(x, y)
+    result = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                              settings=FAST, replay=_replay(left, right), splits=[some])
+    assert result.result == PROVED
+    assert result.stats.cases >= 2
+
+
+def test_a_spent_row_budget_is_unknown_never_proved():
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    some = ops.ne(x, 0)
+    left = ops.ite(some, ops.add(x, y), y)
+    right = ops.add(x, y)
+    spent = EngineSettings(local_timeout=10, cone_timeout=20, output_timeout=30,
+                           row_budget=0.0)
+    result = prove_equivalent([(left, right)], samples=_samples({"x": 8, "y": 8}),
+                              settings=spent, replay=_replay(left, right), splits=[some])
+    assert result.result == UNKNOWN
+    assert "were spent before case" in result.stopped
