@@ -10,6 +10,7 @@ child processes, so ``jobs`` rows run at once in threads.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import importlib
 import json
 import time
@@ -65,6 +66,24 @@ class RowSpec:
     k: int
 
 
+def datapath_names(pattern: str) -> list[str]:
+    """The catalogue names a ``--datapath`` value selects: comma-separated names or shell
+    patterns (``sm_*``, ``dense-mx-*``), in catalogue order; ``ValueError`` names a part
+    that selects nothing."""
+    chosen: set[str] = set()
+    for part in (p.strip() for p in pattern.split(",")):
+        if not part:
+            continue
+        if any(c in part for c in "*?["):
+            found = {name for name in CATALOG if fnmatch.fnmatchcase(name, part)}
+            if not found:
+                raise ValueError(f"--datapath pattern {part!r} matches no datapath")
+            chosen |= found
+        else:
+            chosen.add(lookup(part).descriptor.name)
+    return [name for name in CATALOG if name in chosen]
+
+
 def select_rows(property_name: str | None = None, datapath: str | None = None,
                 k: int | None = None, fast: bool = False, every: bool = False
                 ) -> list[RowSpec]:
@@ -88,6 +107,19 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
     else:
         chosen = list(props.values())
     rows: list[RowSpec] = []
+    if datapath is not None and ("," in datapath or any(c in datapath for c in "*?[")):
+        names = datapath_names(datapath)
+        for name in names:
+            desc = CATALOG[name].descriptor
+            for prop in chosen:
+                if prop.applies(desc) and (every or property_name is not None
+                                           or desc.name in prop.required):
+                    rows.append(RowSpec(prop, desc, prop.k_for(desc) if k is None else k))
+        if not rows:
+            raise ValueError(f"no selected property applies to the datapaths of {datapath!r}")
+        for spec in rows:
+            spec.prop.check_k(spec.desc, spec.k)
+        return rows
     if datapath is not None:
         desc = lookup(datapath).descriptor
         usable = [p for p in chosen if p.applies(desc)]

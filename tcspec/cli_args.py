@@ -277,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _sub(sub, "prove", "prove properties for all inputs (the proof matrix)")
     p.add_argument("--property", help="a property (or several, comma separated; default: all)")
-    p.add_argument("--datapath", help="one datapath (default: each property's required ones)")
+    p.add_argument("--datapath", help="a datapath, a comma list, or shell patterns such as "
+                   "'sm_*' (default: each property's required ones)")
     p.add_argument("--k", type=int, help="logical K of the query (default: the hardware K; "
                    "any other K is a model of the datapath)")
     p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla",

@@ -355,3 +355,12 @@ def test_list_counts_read_every_committed_matrix():
     counts = runner.proof_counts()
     assert any(name.startswith("sm_") for name in counts)
     assert "dense-tf32" in counts
+
+
+def test_datapath_patterns_select_rows_in_catalogue_order():
+    rows = runner.select_rows("equals-reference", "i8-*-wrap,dense-tf32")
+    assert rows[0].desc.name == "dense-tf32"
+    assert {r.desc.name for r in rows} == {"dense-tf32", "i8-u8-u8-wrap", "i8-u8-s8-wrap",
+                                           "i8-s8-u8-wrap", "i8-s8-s8-wrap"}
+    with pytest.raises(ValueError, match="matches no datapath"):
+        runner.select_rows("equals-reference", "nope-*")
