@@ -364,3 +364,13 @@ def proof_counts(paths: Path | Sequence[Path] | None = None) -> dict[str, dict[s
             else:
                 entry["refuted"] += 1
     return counts
+
+
+def equals_reference_results(path: Path = REPORT_JSON) -> dict[str, str]:
+    """Datapath -> its ``equals-reference`` verdict in the committed report."""
+    try:
+        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {row["datapath"]: row["result"] for row in rows
+            if row.get("property") == "equals-reference"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from tcspec.proofs.runner import proof_counts
+from tcspec.proofs.runner import equals_reference_results, proof_counts
 from tcspec.ref.vectorfiles import arch_vector_counts, hardware_counts, vector_counts
 from tcspec.spec.candidates import candidate_table
 from tcspec.spec.catalog import CATALOG, Datapath, datapaths_of
@@ -61,6 +61,7 @@ def rows_of(entries: list[Datapath]) -> list[dict[str, object]]:
     frozen, reference = vector_counts()
     arch, hardware = arch_vector_counts(), hardware_counts()
     proofs = proof_counts()
+    equal = equals_reference_results()
     rows = []
     for entry in entries:
         desc, name = entry.descriptor, entry.name
@@ -84,6 +85,7 @@ def rows_of(entries: list[Datapath]) -> list[dict[str, object]]:
             "hardware_validated_family": entry.hardware_validated,
             "specified": entry.specified,
             "proofs": proofs.get(name, {"proved": 0, "unknown": 0, "refuted": 0}),
+            "equals_reference": equal.get(name, "-"),
         })
     return rows
 
@@ -100,7 +102,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     width = max(28, *(len(str(r["name"])) for r in rows))
     print(f"{'datapath':{width}} {'arch':6} {'family':19} {'K':>3} {'B200':>4} {'ref':>4} "
-          f"{'arch':>4}  {'evidence':22} {'status':38} proofs (proved/unknown)")
+          f"{'arch':>4}  {'evidence':22} {'status':38} {'= rule book':11} proofs (proved/unknown)")
     for row in rows:
         counts = row["proofs"]
         shown = f"{counts['proved']}/{counts['unknown']}" if any(counts.values()) else "-"
@@ -108,12 +110,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             shown += f" ({counts['refuted']} refuted)"
         print(f"{row['name']:{width}} {row['arch']:6} {row['family']:19} {row['K']:>3} "
               f"{row['b200_words']:>4} {row['reference_vectors']:>4} {row['arch_vectors']:>4}  "
-              f"{row['evidence']:22} {row['status']:38} {shown}")
+              f"{row['evidence']:22} {row['status']:38} {row['equals_reference']:11} {shown}")
     specified = sum(bool(r["specified"]) for r in rows)
     where = f" on {args.arch}" if getattr(args, "arch", None) else ""
     print(f"\n{len(rows)} datapaths catalogued{where}, {specified} specified in this build; "
           f"{sum(bool(r['hardware_validated_family']) for r in rows)} are the B200-validated "
           "datapaths of SEMANTICS.md section 6. Evidence: hardware words > reference model > "
-          "published model only (MMA-Sim) > specification only. Proof counts come from "
-          "proofs/REPORT.json (`tcspec prove`).")
+          "published model only (MMA-Sim) > specification only. '= rule book' is the "
+          "equals-reference row (D equal to the independent second specification for every "
+          "input); it and the proof counts come from proofs/REPORT.json (`tcspec prove`).")
     return 0

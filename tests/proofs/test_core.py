@@ -364,3 +364,12 @@ def test_datapath_patterns_select_rows_in_catalogue_order():
                                            "i8-s8-u8-wrap", "i8-s8-s8-wrap"}
     with pytest.raises(ValueError, match="matches no datapath"):
         runner.select_rows("equals-reference", "nope-*")
+
+
+def test_equals_reference_verdicts_are_read_per_datapath(tmp_path):
+    report = tmp_path / "REPORT.json"
+    report.write_text(json.dumps({"rows": [
+        {"property": "equals-reference", "datapath": "dense-tf32", "result": "proved"},
+        {"property": "sign-symmetry", "datapath": "dense-bf16", "result": "proved"}]}))
+    assert runner.equals_reference_results(report) == {"dense-tf32": "proved"}
+    assert runner.equals_reference_results(tmp_path / "missing.json") == {}
