@@ -49,7 +49,8 @@ def prove_mutants(args: argparse.Namespace) -> int:
     table = kill_table(verdicts)
     print(table)
     if args.report:
-        text = ("# Breakers of the specification\n\n`tcspec prove --mutants --report`, "
+        text = ("# Breakers of the specification and of the rule book\n\n"
+                "`tcspec prove --mutants --report`, "
                 f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
                 f"{time.monotonic() - started:.0f} s, {args.timeout:g} s per query.\n\n"
                 f"{table}\n")

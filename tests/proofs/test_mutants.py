@@ -101,3 +101,89 @@ def test_an_unknown_breaker_is_named() -> None:
 def test_breakers(name: str) -> None:
     verdict = run_breaker(breaker_named(name))
     assert verdict.ok, verdict
+
+
+def test_rulebook_breakers_are_declared() -> None:
+    """Issue 30: at least 10 breakers of proofs/rulebook, each declaring the equals-reference
+    rows it falsifies (and a control row that must still prove), and at least 2 equivalent
+    mutants whose equals-reference rows must still prove."""
+    rulebook = [b for b in BREAKERS if b.text == mutants.RULEBOOK and not b.equivalent]
+    assert len(rulebook) >= 10
+    for breaker in rulebook:
+        assert breaker.kills and all(p == mutants.EQUALS_REFERENCE for p, _, _ in breaker.kills)
+        assert breaker.keeps and breaker.witness is None
+    equivalent = [b for b in BREAKERS if b.equivalent]
+    assert len(equivalent) >= 2 and {b.text for b in equivalent} == {"spec", "rulebook"}
+    for breaker in equivalent:
+        assert not breaker.kills and breaker.keeps
+        assert all(p == mutants.EQUALS_REFERENCE for p, _, _ in breaker.keeps)
+    for name in ("e2m1-container-5", "bf16-bias-126", "exponent-below-max-special",
+                 "nvfp4-c-dominant-groups-of-8", "mxf8f6f4-c-window-24"):
+        assert any(p == mutants.EQUALS_REFERENCE for p, _, _ in breaker_named(name).kills)
+
+
+REFUTED_REPLAYED = {"role": "kill", "property": "equals-reference", "datapath": "dense-tf32",
+                    "k": 8, "result": "refuted", "seconds": 0.1, "replayed": True,
+                    "words": {"d_spec": "0x1", "d_reference": "0x2"},
+                    "detail": "D differ (replayed)"}
+
+
+def test_equals_reference_kills_only_when_refuted_and_replayed() -> None:
+    assert mutants.killed(REFUTED_REPLAYED)
+    assert not mutants.killed({**REFUTED_REPLAYED, "replayed": False})
+    assert not mutants.killed({**REFUTED_REPLAYED, "result": "unknown", "replayed": False})
+    assert mutants.replayed_difference("refuted", {"d_spec": 1, "d_reference": 2},
+                                       "D differ (replayed); ...")["replayed"]
+    assert not mutants.replayed_difference("refuted", {"d_spec": 1, "d_reference": 1},
+                                           "D differ (replayed)")["replayed"]
+    assert not mutants.replayed_difference("unknown", {}, "D not decided")["replayed"]
+
+
+def test_kill_table_counts_per_text_and_family() -> None:
+    """The MUTANTS.md table gives equals-reference kills per text and per datapath family,
+    and the equivalent mutants kept."""
+    keep = {"role": "keep", "property": "equals-reference", "datapath": "i8-s8-s8-wrap",
+            "k": 32, "result": "proved", "seconds": 0.1, "detail": ""}
+    verdicts = [
+        mutants.Verdict("s", "stage", rows=[REFUTED_REPLAYED]),
+        mutants.Verdict("r1", "stage", rows=[REFUTED_REPLAYED, keep], text="rulebook"),
+        mutants.Verdict("r2", "stage", rows=[{**REFUTED_REPLAYED, "datapath": "i8-s8-s8-wrap",
+                                              "replayed": False}], text="rulebook"),
+        mutants.Verdict("e", "stage", rows=[keep], text="rulebook", equivalent=True),
+        mutants.Verdict("old", "stage", rows=[{**keep, "property": "permutation"}])]
+    table = kill_table(verdicts)
+    assert "| r1 | rulebook |" in table and "| e | rulebook (equivalent mutant) |" in table
+    assert "replayed: spec D 0x1, rule book D 0x2" in table
+    assert "**not replayed**: not a kill" in table
+    assert "per text (every equals-reference row the breaker declares refuted, its words " \
+           "replayed on both executable sides): rulebook 1/2, spec 1/1." in table
+    assert "integer: rulebook 0/1; window: rulebook 1/1, spec 1/1." in table
+    assert "Equivalent mutants whose equals-reference rows still prove, per text: " \
+           "rulebook 1/1." in table
+    assert "Breakers declaring no equals-reference row: spec 1 (old)." in table
+    assert not verdicts[2].ok and verdicts[1].ok and verdicts[3].ok
+
+
+@pytest.mark.parametrize("name", ["rb-s8-read-unsigned", "rb-window-24"])
+def test_rulebook_breaker_refuted_by_equals_reference(name: str) -> None:
+    """A breaker of the rule book (the spec untouched): its equals-reference rows refuted,
+    the input words replayed on both executable sides (two different D words), and its
+    control row still proved. A generous limit: a refutation ends at its first model."""
+    verdict = run_breaker(breaker_named(name), timeout=300.0)
+    assert verdict.ok and verdict.text == "rulebook", verdict
+    kills = [r for r in verdict.rows if r["role"] == "kill"]
+    assert kills and all(r["result"] == "refuted" and r["replayed"] for r in kills), kills
+    for r in kills:
+        assert "(replayed)" in r["detail"] and r["words"]["d_spec"] != r["words"]["d_reference"]
+    assert all(r["result"] == "proved" for r in verdict.rows if r["role"] == "keep")
+    assert "rulebook 1/1" in kill_table([verdict])
+
+
+def test_equivalent_mutant_keeps_equals_reference_proved() -> None:
+    """An edit of the rule book that changes no output (saturating at ``>= 2^31 - 1``
+    instead of ``>``): equals-reference still proves on the saturating paths."""
+    verdict = run_breaker(breaker_named("rb-saturate-at-max-inclusive"), timeout=300.0)
+    assert verdict.ok and verdict.equivalent, verdict
+    assert verdict.rows and all(r["role"] == "keep" and r["result"] == "proved"
+                                for r in verdict.rows)
+    assert "per text: rulebook 1/1." in kill_table([verdict])
