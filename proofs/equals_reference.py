@@ -287,13 +287,12 @@ def row_key(traced: Traced, settings: Settings) -> str:
 
 def engine_settings(settings: Settings) -> EngineSettings:
     """The engine's limits for one row: 1.5 x ``--timeout`` for the whole row (every
-    case), ``--timeout`` for an output query and 60% of it for one case's internal pairs;
-    local queries 10 s, cones 15 s."""
+    case; the outputs get what the pairs left, at least 5 s), ``--timeout`` for an output
+    query; local queries 10 s, cones 15 s."""
     return EngineSettings(solver=settings.solver,
                           local_timeout=min(settings.timeout, 10.0),
                           cone_timeout=min(settings.timeout, 15.0),
                           output_timeout=settings.timeout,
-                          budget=0.6 * settings.timeout,
                           row_budget=1.5 * settings.timeout)
 
 

@@ -7,9 +7,10 @@ same formula up to a renaming of variables, so one is satisfiable exactly when t
 is: lanes of a datapath that pose the same local question share one solver call, and a
 spec edit changes the keys of exactly the queries whose DAG it changed.
 
-The cache remembers ``unsat`` answers (and ``unknown`` ones with their time limit, so a
-query that timed out is not asked again at the same or a smaller limit); a ``sat`` answer
-is never cached, since its model names the variables of one query only.
+The cache remembers ``unsat`` answers, on disk when it has a file; ``unknown`` ones only
+in memory, with their time limit (a timeout depends on the machine's load, so it must not
+outlive the run); a ``sat`` answer is never stored, since its model names the variables of
+one query only.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class ProofCache:
             if old is not None and (old["status"] == "unsat" or old["timeout"] >= timeout):
                 return
             self._answers[key] = entry
-            if self.path is not None:
+            if self.path is not None and status == "unsat":
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(entry) + "\n")

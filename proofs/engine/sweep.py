@@ -65,6 +65,10 @@ class EngineSettings:
     output_timeout: float = 120.0
     budget: float | None = None
     """Wall seconds for internal pairs; past it the engine goes straight to the outputs."""
+    quick_output: float = 3.0
+    """Seconds the outputs are asked before any sweep (a special-value case is often
+    decided by its flags alone, with no internal pair); 0: never. The merged images that
+    attempt built are dropped before the sweep, so merges propagate up from scratch."""
     row_budget: float | None = None
     """Wall seconds for the whole run (every case): past it the open case's outputs get
     what is left (at least ``MIN_OUTPUT`` s) and the cases not started are ``unknown``."""
@@ -244,6 +248,7 @@ class Sweep:
         self.first_undecided = ""
         self.case = ""
         self.stop_at: float | None = None
+        self.matched: set[int] = set()
         self._model: dict[str, int] = {}
         self._index: dict[bytes, list[Node]] | None = None
         self._sizes: dict[int, int] = {}
@@ -468,6 +473,13 @@ class Sweep:
         cut_roots, _ = cut_nodes(roots, lambda n: f"cut!{n.id}" if n.id in chosen else None)
         self.stats.local_queries += 1
         answer = self._solve(cut_roots, self.settings.local_timeout, "local")
+        if DEBUG and answer.seconds > 0.5:
+            ops: dict[str, int] = {}
+            for n in walk(cut_roots):
+                ops[n.op] = ops.get(n.op, 0) + 1
+            print(f"[engine] slow local {answer.status} {answer.seconds:.2f}s "
+                  f"{len(chosen)} cuts: {sorted(ops.items(), key=lambda kv: -kv[1])[:14]}",
+                  flush=True)
         if answer.unsat:
             return PROVED, {}
         if not answer.sat:
@@ -533,6 +545,7 @@ class Sweep:
                                           node.width)
                     self.image[node.id] = image
                     self.reps.add(self.img(proposal.left).id)
+                    self.matched.add(node.id)
                     break
                 if verdict == REFUTED and self._confirm(proposal, words):
                     self.stats.refined += 1
@@ -757,11 +770,20 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
             return result
     if cases:
         return sweep._result(PROVED)
+    if settings.quick_output > 0:
+        quick = sweep.outputs(replay, settings.quick_output)
+        if quick is not None:
+            return quick
+        sweep.image.clear()
     t0 = time.monotonic()
     sweep.sweep()
     if DEBUG:
         print(f"[engine] case {case or '-'}: {len(sweep.right_only)} right nodes, "
               f"{time.monotonic() - t0:.1f}s sweep; {stats.summary()}", flush=True)
+        loose = [n for n in sweep.right_only if n.id not in sweep.matched
+                 and not n.is_const and n.op != "var"]
+        print("[engine] unmatched right nodes (top):", ", ".join(
+            f"{n.id}:{n.op}/{n.width}" for n in loose[-25:]), flush=True)
     timeout = settings.output_timeout
     if stop_at is not None:
         timeout = min(timeout, max(MIN_OUTPUT, stop_at - time.monotonic()))

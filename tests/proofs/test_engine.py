@@ -19,7 +19,7 @@ from tcspec.proofs.engine import (
 from tcspec.proofs.engine.sums import equal_sums
 from tcspec.smt.trace import TraceOps, evaluate
 
-FAST = EngineSettings(local_timeout=10, cone_timeout=20, output_timeout=30)
+FAST = EngineSettings(local_timeout=10, cone_timeout=20, output_timeout=30, quick_output=0)
 
 
 def _samples(names: dict[str, int], count: int = 64, seed: int = 1) -> dict[str, list[int]]:
