@@ -314,6 +314,7 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     if difference:
         return row(UNKNOWN, f"the two texts do not take the same input words: {difference}")
     traced = trace_both(desc)
+    key = row_key(traced, settings)
     if traced.spec_word.width != traced.reference.word.width:
         return row(UNKNOWN, f"D is {traced.spec_word.width} bits in the spec and "
                             f"{traced.reference.word.width} in the rule book")
