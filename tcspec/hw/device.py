@@ -66,11 +66,20 @@ class CudaDevice:
 
     def __init__(self, ordinal: int = 0) -> None:
         self.cu = _driver()
-        (err,) = self.cu.cuInit(0)
+        try:
+            (err,) = self.cu.cuInit(0)
+        except Exception as exc:  # the bindings raise their own types when libcuda is absent
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise NoGpuError(f"no NVIDIA driver here (cuInit: {type(exc).__name__}"
+                             f"{': ' + first if first else ''}); `tcspec hw` needs a GPU "
+                             "and its driver") from None
         if err != self.cu.CUresult.CUDA_SUCCESS:
             raise NoGpuError(f"no usable CUDA GPU here (cuInit: {err.name}); "
                                       "`tcspec hw` needs one")
-        count = self._ok(self.cu.cuDeviceGetCount())
+        try:
+            count = self._ok(self.cu.cuDeviceGetCount())
+        except RuntimeError as exc:
+            raise NoGpuError(f"no usable CUDA GPU here ({exc})") from None
         if not 0 <= ordinal < count:
             raise NoGpuError(f"no CUDA device {ordinal} (this machine has {count})")
         self.dev = self._ok(self.cu.cuDeviceGet(ordinal))

@@ -71,8 +71,8 @@ def run_plan(out: Path, cases: int, seed: int, only: list[str], budget: float,
     from tcspec.hw.table import HARNESSES, descriptor_of
 
     started = time.monotonic()
-    out.mkdir(parents=True, exist_ok=True)
     device = device or CudaDevice(0)
+    out.mkdir(parents=True, exist_ok=True)
     rows = [h for h in HARNESSES if h.packed and h.runs_on(device.sm) and descriptor_of(h)
             and (not only or h.name in only)]
     tested = {}
@@ -126,7 +126,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds after which no further campaign starts")
     args = parser.parse_args(argv)
     only = [name for name in args.only.split(",") if name]
-    return run_plan(Path(args.out), args.cases, args.seed, only, args.budget)
+    from tcspec.words import UsageError
+
+    try:
+        return run_plan(Path(args.out), args.cases, args.seed, only, args.budget)
+    except UsageError as exc:
+        print(f"device_plan.py: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

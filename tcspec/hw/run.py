@@ -109,6 +109,24 @@ def _columns(path: Path) -> Iterator[Line | Unreadable]:
                    cols["b"][row].tolist(), int(cols["c"][row]), raw)
 
 
+def check_inputs(paths: Sequence[str | Path]) -> None:
+    """Each input must be a readable file or a columnar directory: checked before the
+    device is opened, so a typo costs no GPU start-up."""
+    from tcspec.campaign import open_columns
+
+    for path in map(Path, paths):
+        if path.is_dir():
+            open_columns(path)
+        elif not path.is_file():
+            raise UsageError(f"no such vector, probe or campaign file: {path}")
+        else:
+            try:
+                with path.open("rb"):
+                    pass
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def read_lines(path: str | Path) -> Iterator[Line | Unreadable]:
     """Every case of a JSON line file (``.jsonl[.gz]``) or a columnar directory."""
     path = Path(path)
@@ -270,6 +288,7 @@ def cmd_hw(args: argparse.Namespace) -> int:
         from tcspec.outputs import check_targets
 
         check_targets([args.out], force=args.force)
+        check_inputs(args.files)
     device = open_device(args.device, args.arch)
     if args.hw_command == "selftest":
         return _cmd_selftest(device, args)

@@ -220,3 +220,59 @@ def test_compare_reads_a_device_plan_directory(tmp_path: Path,
     assert "| sm_90-wgmma-m64n8k8-tf32-tf32-c32-d32 | 400 |" in (
         tmp_path / "findings.md").read_text()
     assert "0 finding(s) in 1 campaign(s)" in capsys.readouterr().out
+
+
+class _NoDriverBindings:
+    """cuda-python installed on a machine without the NVIDIA driver: ``cuInit`` raises."""
+
+    def cuInit(self, flags: int) -> tuple[object]:  # noqa: N802 - the driver API name
+        raise RuntimeError('"cuda" is an NVIDIA driver library and can only be found via '
+                           "system search.\nEnsure the NVIDIA display driver is installed.")
+
+
+@pytest.mark.parametrize("command", [["hw", "selftest"],
+                                     ["hw", "run", str(PROBES / "dense-tf32.suite.jsonl"),
+                                      "--out", "o.jsonl"]])
+def test_hw_with_bindings_but_no_driver_is_one_line(command: list[str], tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from tcspec.cli import main
+    from tcspec.hw import device
+
+    monkeypatch.setattr(device, "_driver", _NoDriverBindings)
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tcspec: error: no NVIDIA driver here") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_hw_run_checks_its_inputs_before_opening_the_device(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tcspec.cli import main
+
+    def never(*args: object) -> None:
+        raise AssertionError("the device was opened before the inputs were checked")
+
+    monkeypatch.setattr(run, "open_device", never)
+    assert main(["hw", "run", str(tmp_path / "typo.jsonl"), "--out",
+                 str(tmp_path / "o.jsonl")]) == 2
+    assert capsys.readouterr().err == (
+        f"tcspec: error: no such vector, probe or campaign file: {tmp_path / 'typo.jsonl'}\n")
+    (tmp_path / "notcolumns").mkdir()
+    assert main(["hw", "run", str(tmp_path / "notcolumns"), "--out",
+                 str(tmp_path / "o.jsonl")]) == 2
+    assert "descriptor.json" in capsys.readouterr().err
+
+
+def test_the_device_plan_without_a_driver_is_one_line(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from tcspec.hw import device, device_plan
+
+    monkeypatch.setattr(device, "_driver", _NoDriverBindings)
+    assert device_plan.main(["run", "--out", str(tmp_path / "plan")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("device_plan.py: error: no NVIDIA driver here") and err.count("\n") == 1
+    assert not (tmp_path / "plan").exists()
