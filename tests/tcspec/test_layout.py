@@ -113,8 +113,9 @@ def test_evaluate_strict_names_the_row():
 
 def test_layout_table_is_where_users_look():
     help_text = build_parser()._subparsers._group_actions[0].choices["eval"].format_help()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for text in (help_text, mma_dot.__doc__, readme):
+    api_page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert "docs/api.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+    for text in (help_text, mma_dot.__doc__, api_page):
         assert "31..16" in text and "31..13" in text and "15..0" in text and "3..0" in text
         assert "0x3F80" in text and "6..0" in text
     assert "layout" in (evaluate.__doc__ or "")
