@@ -20,6 +20,9 @@ The pages are README.md and docs/*.md. The rule:
   blocks after the first), in a scratch directory that sees the repository's ``ref/``;
   each takes seconds and must exit 0. The README's first block (install, main job, test
   suite) is run by ``.ci/run``, whose test command is its second line.
+- **Transcripts**: a block that shows ``$ tcspec ...`` and its output is run, and every
+  output line it shows (``...`` elides lines; a trailing ``(the same ...)`` after two
+  spaces is a note) starts a line of the real output, in order.
 - **Parsed only**: everything else, because it needs a GPU (``hw``), takes minutes to
   hours (proof matrices, portability, bench, conform, ten-million-case campaigns), writes
   into the repository (``--report``), or reads a file an earlier command makes.
@@ -47,7 +50,7 @@ from tcspec.cli_args import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^(```+|~~~+)\s*([\w+-]*)[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
+FENCE = re.compile(r"^(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
 OPERATORS = {";", "&&", "||", "|", "&"}
 REDIRECTS = {">", ">>", "<", "2>", "2>>", "&>"}
 SHELL_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
@@ -288,6 +291,43 @@ def test_quick_start_examples_run(command: Command, tmp_path: Path):
                           timeout=600, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, (shlex.join(command.argv), done.stdout[-2000:],
                                   done.stderr[-2000:])
+
+
+def _transcripts() -> list[tuple[str, list[str], list[str]]]:
+    """(where, argv, shown output lines) of each ``$ tcspec`` block that shows output."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for block, (_, _, body) in enumerate(_fenced_blocks(text)):
+            lines = body.rstrip("\n").split("\n")
+            if not any(line.startswith("$ tcspec ") for line in lines):
+                continue
+            commands = [c for c in COMMANDS if c.page == page and c.block == block]
+            shown = [line for line in lines if not line.startswith("$ ")]
+            if len(commands) == 1 and shown:
+                found.append((commands[0].where, list(commands[0].argv), shown))
+    return found
+
+
+TRANSCRIPTS = _transcripts()
+
+
+@pytest.mark.parametrize("where, argv, shown", TRANSCRIPTS, ids=[t[0] for t in TRANSCRIPTS])
+def test_transcripts_show_real_output(where: str, argv: list[str], shown: list[str]):
+    done = subprocess.run([sys.executable, "-c", "import sys; from tcspec.cli import main; "
+                           "sys.exit(main())", *argv[1:]], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = done.stdout.split("\n")
+    at = 0
+    for line in shown:
+        if line.strip() == "...":
+            continue
+        bare = re.sub(r"\s{2,}\(the same [^)]*\)$", "", line)
+        starts = [i for i in range(at, len(output))
+                  if output[i].startswith(line) or output[i].startswith(bare)]
+        assert starts, f"{where}: {line!r} is not in the output (after line {at})"
+        at = starts[0] + 1
 
 
 def _slug(heading: str) -> str:
