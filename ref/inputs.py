@@ -71,6 +71,26 @@ def _check_k(desc: Descriptor, a: Sequence[int], b: Sequence[int]) -> None:
         _check_count(desc, what, len(lanes))
 
 
+def require_scales(desc: Descriptor, scale_a: Any, scale_b: Any, how: str,
+                   names: tuple[str, str] = ("scale_a", "scale_b")) -> None:
+    """A block-scaled datapath takes both operands' scale bytes: a missing one is refused
+    (ValueError naming it by ``names``; ``how`` says how to give them or ask for unit
+    scales), never taken as unit scales in silence."""
+    if desc.scaling is None:
+        return
+    missing = [what for what, given in zip(names, (scale_a, scale_b)) if given is None]
+    if missing:
+        raise ValueError(f"{desc.name} is block-scaled ({desc.scaling}, {desc.scale_count} "
+                         f"scale byte(s) per operand, one per {desc.scale_block}-K block) but "
+                         f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+                         f"missing: {how} (0x{UNIT_SCALE[desc.scaling]:02X} is the unit "
+                         f"{desc.scaling} scale)")
+
+
+API_UNIT_SCALES = "pass them, or unit_scales=True for unit scales"
+"""How the API asks for unit scales (:func:`require_scales`)."""
+
+
 def _scales(desc: Descriptor, scales: Any, what: str) -> list[int]:
     if desc.scaling is None:
         if scales is not None:

@@ -26,6 +26,7 @@ import ctypes
 import functools
 import hashlib
 import itertools
+import numbers
 import os
 import shutil
 import subprocess
@@ -550,6 +551,25 @@ class Operand:
             return [0] * GROUP_FIELDS
         return [self.array.ctypes.data, self.ri, self.rj, self.rs, self.cl,
                 self.array.dtype.itemsize]
+
+
+MAX_JOBS = 1024
+"""Most threads (API ``jobs``) or processes (``--jobs``) one call may ask for."""
+
+
+def check_jobs(jobs: object) -> int | None:
+    """The API's ``jobs``, as the command line's ``--jobs`` takes it: None (every core) or a
+    whole number in ``1..MAX_JOBS``; anything else is refused (TypeError for a non-int such
+    as ``'2'`` or ``2.0``, ValueError for ``0`` or ``-1``), never bent into range."""
+    if jobs is None:
+        return None
+    if isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral):
+        raise TypeError(f"jobs must be a whole number of threads (an int) or None, "
+                        f"got {jobs!r}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"jobs must be at least 1 and at most {MAX_JOBS} (None: every "
+                         f"core), got {jobs}")
+    return int(jobs)
 
 
 def default_jobs() -> int:

@@ -115,6 +115,7 @@ def _parse_arch_record(obj: dict[str, Any], line: int) -> Record:
     words = prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
                         obj.get("scale_b"))
     expected = _expected(obj["expected"], output_width(desc))
+    cross_check(obj, desc, expected)
     source = obj.get("source") or obj.get("provenance")
     name = obj.get("name") or (f"{obj['mode']}#{obj['case_index']}" if "mode" in obj
                                and "case_index" in obj else None)
@@ -133,6 +134,7 @@ def _parse_named_arch_record(obj: dict[str, Any], fields: dict[str, Any], line: 
     words = prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
                         obj.get("scale_b"))
     expected = _expected(obj["expected"], output_width(desc))
+    cross_check(obj, desc, expected)
     return Record(line, name, desc, words, expected, obj.get("name"), obj.get("source"), [], obj)
 
 
@@ -141,6 +143,40 @@ def _expected(expected: Any, width: int) -> int:
             0 <= expected < (1 << width)):
         raise ValueError(f"expected must be a {width}-bit word, got {expected!r}")
     return expected
+
+
+def cross_check(obj: dict[str, Any], desc: AnyDescriptor, expected: int) -> None:
+    """The optional restating fields must agree with what the line computes: ``K`` (or
+    ``k``) is the datapath's logical K, ``expected_hex`` is ``expected``, and
+    ``descriptor_resolved`` resolves to the same datapath as ``descriptor``. An edited
+    copy that disagrees is refused (ValueError), never silently ignored."""
+    for key in ("K", "k"):
+        k = obj.get(key)
+        if k is not None and (isinstance(k, bool) or k != desc.k):
+            raise ValueError(f"{key}={k!r} but {desc.name} has K={desc.k}")
+    text = obj.get("expected_hex")
+    if text is not None:
+        try:
+            word = int(text, 16) if isinstance(text, str) and text[:2].lower() == "0x" else None
+        except ValueError:
+            word = None
+        if word is None:
+            raise ValueError(f"expected_hex must be a 0x-prefixed hex word, got {text!r}")
+        if word != expected:
+            raise ValueError(f"expected_hex {text} is not expected {expected} "
+                             f"(0x{expected:X}): one of the two was edited")
+    resolved = obj.get("descriptor_resolved")
+    if resolved is not None:
+        if not isinstance(resolved, dict) or set(resolved) - set(DESCRIPTOR_FIELDS):
+            raise ValueError(f"descriptor_resolved must be an object of descriptor fields, "
+                             f"got {resolved!r}")
+        try:
+            other = resolve_fields(resolved, desc.sparse)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"descriptor_resolved does not resolve: {exc}") from None
+        if other != desc:
+            raise ValueError(f"descriptor_resolved names {other.name}, but descriptor names "
+                             f"{desc.name}")
 
 
 @dataclass
@@ -180,6 +216,7 @@ def parse_record(obj: Any, line: int) -> Record:
     words = prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
                         obj.get("scale_b"), metadata)
     expected = _expected(obj["expected"], output_width(desc))
+    cross_check(obj, desc, expected)
     return Record(line, datapath, desc, words, expected, obj.get("name"), obj.get("source"),
                   list(obj.get("sensitive_to") or []), obj)
 

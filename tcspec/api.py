@@ -19,6 +19,7 @@ import numpy as np
 
 from tcspec.ref.compiled import compiled_dot
 from tcspec.ref.inputs import (
+    API_UNIT_SCALES,
     UNIT_SCALE,
     _batch_group,
     _check_metadata_batch,
@@ -28,9 +29,10 @@ from tcspec.ref.inputs import (
     check_layout_batch,
     matrix_operands,
     prepare_dot,
+    require_scales,
     words_in_place,
 )
-from tcspec.ref.kernels import fast_kernel
+from tcspec.ref.kernels import check_jobs, fast_kernel
 from tcspec.ref.run import run_chain, run_rows
 from tcspec.spec.catalog import descriptor_of
 from tcspec.spec.descriptor import Descriptor, resolve
@@ -62,7 +64,8 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
             b_format: str | None = None, d_type: str | None = None, saturate: bool = False,
             scaling: str | None = None, scale_vec: int | None = None, kind: str | None = None,
             scale_a: Sequence[int] | None = None, scale_b: Sequence[int] | None = None,
-            sparse_metadata: int | Sequence[int] | None = None, strict: bool = False) -> int:
+            sparse_metadata: int | Sequence[int] | None = None, strict: bool = False,
+            unit_scales: bool = False) -> int:
     """One output word ``D = C + sum(A[k] * B[k])`` from raw words (SEMANTICS.md section 6).
 
     The keyword fields are the descriptor; ``sparse_metadata`` makes it the
@@ -94,7 +97,9 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
     The result is a 32-bit F32 or S32 word, or an F16 word in bits 15..0.
     ``strict=True`` refuses words that are almost surely layout mistakes (all
     set bits outside the bits read, like bf16 ``0x3F80``; set bits above a
-    narrow format's width, like an F32 C word on an F16-D path).
+    narrow format's width, like an F32 C word on an F16-D path). A
+    block-scaled datapath needs ``scale_a`` and ``scale_b``; a missing one is
+    refused unless ``unit_scales=True`` asks for unit scales.
     """
     sparse = sparse_metadata is not None
     try:
@@ -105,6 +110,8 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
     words = _plain_dot_words(desc, a, b, c, scale_a, scale_b, sparse_metadata)
     if words is None:
         words = array("I", prepare_dot(desc, a, b, c, scale_a, scale_b, sparse_metadata))
+    if desc.scaling is not None and not unit_scales:
+        require_scales(desc, scale_a, scale_b, API_UNIT_SCALES)
     if strict:
         check_layout(desc, words)
     return _dot_runner(desc)(words)
@@ -113,7 +120,7 @@ def mma_dot(a: Sequence[int], b: Sequence[int], c: int = 0, *, a_format: str,
 def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any, *,
              scale_a: Any = None, scale_b: Any = None,
              sparse_metadata: Any = None, jobs: int | None = None,
-             strict: bool = False) -> np.ndarray:
+             strict: bool = False, unit_scales: bool = False) -> np.ndarray:
     """Many dot products at once (NumPy, or the C kernel for big runs: :func:`ref.run.run_rows`).
 
     ``a[N, K]``, ``b[N, K]`` raw words, ``c[N]``; scales ``uint8[N, blocks]``;
@@ -121,8 +128,10 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
     ``uint32[N, words]``. Returns ``uint32[N]`` result words. Arrays are read
     in place (a ``uint32`` A, B, C and ``uint8`` scales need no check), on
     ``jobs`` threads (default every core). Words are laid out as for
-    :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes.
+    :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes. A block-scaled
+    datapath needs both scales unless ``unit_scales=True``.
     """
+    jobs = check_jobs(jobs)
     desc = descriptor_of(datapath)
     if isinstance(datapath, dict) and sparse_metadata is not None and not desc.sparse:
         desc = resolve(**{**desc.fields(), "sparse": True})  # type: ignore[arg-type]
@@ -144,6 +153,8 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
     unit = UNIT_SCALE.get(desc.scaling or "")
     scales = [_batch_group(desc, values, what, 8, rows, desc.scale_count, unit)
               for what, values in (("scale_a", scale_a), ("scale_b", scale_b))]
+    if not unit_scales:
+        require_scales(desc, scale_a, scale_b, API_UNIT_SCALES)
     metadata = _batch_group(desc, sparse_metadata, "sparse_metadata", 32, rows,
                             desc.metadata_words, None)
     if metadata is not None:
@@ -156,7 +167,7 @@ def evaluate(datapath: str | dict[str, Any] | Descriptor, a: Any, b: Any, c: Any
 
 def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = None,
         sparse_metadata: Any = None, jobs: int | None = None, strict: bool = False,
-        **descriptor: Any) -> Any:
+        unit_scales: bool = False, **descriptor: Any) -> Any:
     """``D = C + A @ B`` on raw words: A is M x K, B is K x N, C and D are M x N.
 
     ``scale_a`` has one row of scale bytes per A row, ``scale_b`` one per B
@@ -164,8 +175,10 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
     per A row. Returns nested lists of ints, or a ``uint32`` array when A or
     B is a NumPy array. A missing C is all ``+0``. Operands are read in place
     (:func:`ref.run.run_chain`, one step), on ``jobs`` threads. Words are laid
-    out as for :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes.
+    out as for :func:`mma_dot`; ``strict=True`` refuses likely layout mistakes. A
+    block-scaled datapath needs both scales unless ``unit_scales=True``.
     """
+    jobs = check_jobs(jobs)
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
     a_arr, b_arr = matrix_operands(a, b)
@@ -191,6 +204,8 @@ def mma(a: Any, b: Any, c: Any = None, *, scale_a: Any = None, scale_b: Any = No
             raise ValueError(f"{what} has {array.shape[1]} column(s) but {desc.name} needs "
                              f"{desc.scale_count} (one per {desc.scale_block}-K block)")
         scales.append(array[:, :desc.scale_count])
+    if not unit_scales:
+        require_scales(desc, scale_a, scale_b, API_UNIT_SCALES)
     metadata = None
     if desc.sparse:
         if sparse_metadata is not None and np.ndim(sparse_metadata) == 2 and \

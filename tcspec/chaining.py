@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 
 from tcspec.accumulation import Accumulation, accumulate, accumulation_of
-from tcspec.ref.inputs import _array, _check_metadata_batch, matrix_operands, words_in_place
+from tcspec.ref.inputs import (
+    API_UNIT_SCALES,
+    _array,
+    _check_metadata_batch,
+    matrix_operands,
+    require_scales,
+    words_in_place,
+)
+from tcspec.ref.kernels import check_jobs
 from tcspec.ref.run import run_chain
 from tcspec.spec.descriptor import Descriptor, resolve
 
@@ -70,7 +78,7 @@ def _metadata(desc: Descriptor, metadata: Any, rows: int, steps: int) -> np.ndar
 def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
          accumulation: str | Accumulation | None = None, scale_a: Any = None,
          scale_b: Any = None, sparse_metadata: Any = None, jobs: int | None = None,
-         strict: bool = False, **descriptor: Any) -> Any:
+         strict: bool = False, unit_scales: bool = False, **descriptor: Any) -> Any:
     """``D = C + A @ B`` as a chain of instructions: A is M x K, B is K x N, C and D M x N.
 
     K is any multiple of the instruction's K; step ``s`` multiplies K block
@@ -85,8 +93,10 @@ def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
     Returns nested lists, or a ``uint32`` array when A or B is a NumPy array
     (F16 D in the low 16 bits; split-K and promotion give F32 words). Words
     are laid out as for :func:`tcspec.mma_dot`; ``strict=True`` refuses likely
-    layout mistakes (SEMANTICS.md section 1).
+    layout mistakes (SEMANTICS.md section 1). A block-scaled datapath needs both
+    scales unless ``unit_scales=True``.
     """
+    jobs = check_jobs(jobs)
     desc = resolve(**descriptor, sparse=sparse_metadata is not None)
     pattern = accumulation_of(accumulation)
     as_numpy = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
@@ -99,6 +109,8 @@ def gemm(a: Any, b: Any, c: Any = None, *, k_order: Sequence[int] | None = None,
     order = _order(k_order, steps)
     scales_a = _scales(desc, scale_a, "scale_a", m, steps)
     scales_b = _scales(desc, scale_b, "scale_b", n, steps)
+    if not unit_scales:
+        require_scales(desc, scale_a, scale_b, API_UNIT_SCALES)
     metadata = _metadata(desc, sparse_metadata, m, steps)
     c_arr = None if c is None else words_in_place(c, "C", 32, (m, n))
     if strict:

@@ -225,7 +225,10 @@ def cmd_classify(args: argparse.Namespace) -> int:
     """``tcspec classify``: which candidate models survive observed words."""
     if getattr(args, "arch", False):
         return cmd_classify_arch(args)
-    names = [n for n in (args.candidates or "").split(",") if n.strip()]
+    names = [n.strip() for n in (args.candidates or "").split(",") if n.strip()]
+    if args.candidates is not None and not names:
+        raise UsageError(f"--candidates {args.candidates!r} names no model: give M1,M2,... "
+                         "or leave it out for every candidate")
     try:
         with Heartbeat(f"classify {args.file}"):
             result = classify_file(args.file, names or None)

@@ -12,6 +12,7 @@ from tcspec.cli_help import (
     KINDS,
     LAYOUT_TABLE,
     OPERAND_FORMATS,
+    OnlyWith,
     Parser,
     datapaths_text,
     epilog,
@@ -310,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --mutants: only this breaker (repeatable)")
     p.add_argument("--arch", help="the per-architecture matrix of this architecture "
                    "(sm_70 ... cdna3; with --report: proofs/arch/REPORT-<arch>.*)")
-    p.add_argument("--budget", type=float, default=900.0,
+    p.add_argument("--budget", type=float, default=900.0, action=OnlyWith, needs="--arch",
                    help="with --arch: seconds for the whole matrix; rows not started by "
                    "then are unknown (900)")
     return parser

@@ -11,7 +11,7 @@ import difflib
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from tcspec.words import EXIT_USAGE
@@ -19,8 +19,35 @@ from tcspec.words import EXIT_USAGE
 MAX_JOBS = 1024
 
 
+class OnlyWith(argparse.Action):
+    """A flag that means something only beside another (``needs``, e.g. ``--arch``): given
+    without it, :class:`Parser` refuses it rather than ignore it."""
+
+    def __init__(self, option_strings: list[str], dest: str, needs: str,
+                 **kwargs: object) -> None:
+        self.needs = needs
+        super().__init__(option_strings, dest, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        pending = getattr(namespace, "_only_with", [])
+        namespace._only_with = [*pending, (option_string, self.needs)]
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors read ``tcspec: error: ...`` (one line, exit 2)."""
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, rest = super().parse_known_args(args, namespace)
+        for flag, needs in getattr(parsed, "_only_with", []):
+            if not getattr(parsed, needs.lstrip("-").replace("-", "_"), None):
+                self.error(f"{flag} applies only with {needs}")
+        if hasattr(parsed, "_only_with"):
+            delattr(parsed, "_only_with")
+        return parsed, rest
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix("tcspec").strip()

@@ -15,7 +15,7 @@ from typing import Any
 from tcspec.explain import compare, explain, vector_line
 from tcspec.outputs import write_text
 from tcspec.ref.compiled import compiled_dot
-from tcspec.ref.inputs import check_layout, prepare_dot
+from tcspec.ref.inputs import check_layout, prepare_dot, require_scales
 from tcspec.spec.catalog import is_specified, lookup
 from tcspec.spec.descriptor import resolve
 from tcspec.svg import panels_svg
@@ -57,6 +57,8 @@ def _dot_from_args(args: argparse.Namespace) -> tuple[Any, list[int], dict[str, 
               "scale_a": parse_hex_list(args.scale_a, "--scale-a", 8) if args.scale_a else None,
               "scale_b": parse_hex_list(args.scale_b, "--scale-b", 8) if args.scale_b else None}
     words = prepare_dot(desc, **fields, sparse_metadata=metadata)
+    require_scales(desc, fields["scale_a"], fields["scale_b"], "give them as hex bytes",
+                   ("--scale-a", "--scale-b"))
     if not args.raw_containers:
         check_layout(desc, words, "--raw-containers")
     return desc, words, fields

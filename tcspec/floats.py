@@ -18,6 +18,7 @@ import numpy as np
 from tcspec.accumulation import Accumulation, Chain, accumulation_of
 from tcspec.chaining import gemm
 from tcspec.quantization import ONE_F32, quantize, source_of
+from tcspec.ref.kernels import check_jobs
 from tcspec.rounding import F16, F32, f32_mul, round_to, with_specials
 from tcspec.spec.descriptor import resolve
 
@@ -77,6 +78,7 @@ def matmul(a: Any, b: Any, c: Any = None, *, a_format: str | None = None,
     applies; ``epilogue=True`` returns ``alpha * D`` instead (an F32 RNE
     multiply on the CUDA cores, not tensor-core arithmetic).
     """
+    jobs = check_jobs(jobs)
     torch_out = _is_torch(a) or _is_torch(b)
     src_a, src_b = source_of(a, "A"), source_of(b, "B")
     if src_a.bits.ndim != 2 or src_b.bits.ndim != 2:

@@ -317,9 +317,19 @@ def _cmd_selftest(device: Device, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def check_target(target: str | None) -> None:
+    """``--target`` must name a PTX target of the table (a typo lists nothing otherwise)."""
+    from tcspec.hw.table import TARGETS
+
+    if target is not None and target not in TARGETS:
+        raise UsageError(f"--target {target!r} is not a PTX target of the table (known: "
+                         f"{', '.join(TARGETS)})")
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from tcspec.hw.table import catalog_datapath, datapath_source
 
+    check_target(args.target)
     sm = None
     if args.arch:
         digits = args.arch.removeprefix("sm_").rstrip("a")
@@ -346,6 +356,7 @@ def _cmd_ptx(args: argparse.Namespace) -> int:
     from tcspec.hw.ptx import module
     from tcspec.hw.table import TARGETS
 
+    check_target(args.target)
     directory = Path(args.output)
     directory.mkdir(parents=True, exist_ok=True)
     for target in [args.target] if args.target else TARGETS:

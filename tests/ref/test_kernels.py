@@ -235,7 +235,7 @@ def test_mma_dot_switches_to_the_kernel_and_keeps_its_checks(monkeypatch):
     scaled = api.mma_dot([0x22] * 64, [0x22] * 64, 0, a_format="e2m1", scaling="ue4m3",
                          kind="mxf4nvf4", scale_a=[0x38] * 4, scale_b=[0x38] * 4)
     assert scaled == api.mma_dot([0x22] * 64, [0x22] * 64, 0, a_format="e2m1",
-                                 scaling="ue4m3", kind="mxf4nvf4")
+                                 scaling="ue4m3", kind="mxf4nvf4", unit_scales=True)
 
 
 def test_bench_json_reports_every_lowering(capsys):

@@ -127,17 +127,24 @@ E2M1_ONE = 0x2
 def test_a_nan_scale_is_nan_whatever_the_elements():
     zeros = [0] * 64
     assert mma_dot(zeros, zeros, 0, a_format="e2m1", scaling="ue4m3",
-                   scale_a=[0x38, 0x38, 0x7F, 0x38]) == 0x7FFFFFFF
+                   scale_a=[0x38, 0x38, 0x7F, 0x38], scale_b=[0x38] * 4) == 0x7FFFFFFF
     assert mma_dot(zeros, zeros, 0, a_format="e2m1", scaling="ue4m3",
-                   scale_a=[0x38, 0x38, 0xFF, 0x38]) == 0x7FFFFFFF, "bit 7 is ignored"
+                   scale_a=[0x38, 0x38, 0xFF, 0x38], scale_b=[0x38] * 4
+                   ) == 0x7FFFFFFF, "bit 7 is ignored"
     assert mma_dot([0] * 32, [0] * 32, 0, a_format="e4m3", scaling="ue8m0",
-                   scale_b=[0xFF]) == 0x7FFFFFFF
+                   scale_a=[0x7F], scale_b=[0xFF]) == 0x7FFFFFFF
 
 
-def test_missing_scales_are_unit_and_extra_bytes_are_ignored():
+def test_missing_scales_are_refused_unless_unit_and_extra_bytes_are_ignored():
     ones = [E2M1_ONE] * 64
-    plain = mma_dot(ones, ones, 0, a_format="e2m1", scaling="ue4m3")
+    with pytest.raises(ValueError, match=r"scale_a and scale_b are missing.*unit_scales=True"):
+        mma_dot(ones, ones, 0, a_format="e2m1", scaling="ue4m3")
+    with pytest.raises(ValueError, match="scale_b is missing"):
+        mma_dot(ones, ones, 0, a_format="e2m1", scaling="ue4m3", scale_a=[0x38] * 4)
+    plain = mma_dot(ones, ones, 0, a_format="e2m1", scaling="ue4m3", unit_scales=True)
     assert plain == 0x42800000  # 64.0
+    assert mma_dot(ones, ones, 0, a_format="e2m1", scaling="ue4m3", scale_a=[0x38] * 4,
+                   scale_b=[0x38] * 4) == plain
     assert mma_dot(ones, ones, 0, a_format="e2m1", scaling="ue4m3",
                    scale_a=[0x38] * 4 + [0x7F], scale_b=[0x38] * 6) == plain
     with pytest.raises(ValueError, match=r"needs 4 \(one per 16-K block\)"):
@@ -149,8 +156,10 @@ def test_missing_scales_are_unit_and_extra_bytes_are_ignored():
 def test_all_zero_products_return_c_unchanged_and_zero_c_as_plus_zero():
     zeros = [0] * 64
     for c in (0x00000001, 0x80000001, 0x7F7FFFFF, 0x3F800000):
-        assert mma_dot(zeros, zeros, c, a_format="e2m1", scaling="ue8m0", kind="mxf4") == c
-    assert mma_dot(zeros, zeros, 0x80000000, a_format="e2m1", scaling="ue4m3") == 0
+        assert mma_dot(zeros, zeros, c, a_format="e2m1", scaling="ue8m0", kind="mxf4",
+                       unit_scales=True) == c
+    assert mma_dot(zeros, zeros, 0x80000000, a_format="e2m1", scaling="ue4m3",
+                   unit_scales=True) == 0
 
 
 def test_every_intermediate_fits_the_native_numpy_width():

@@ -182,7 +182,8 @@ def test_cli_metadata_option(capsys):
 def test_cli_json_line_spells_out_every_metadata_word(capsys, tmp_path):
     lanes = ",".join(["0x2"] * 128)
     assert main(["eval", "--datapath", "sparse-nvfp4", "--a", lanes, "--b", lanes,
-                 "--metadata", "0x44444444", "--json"]) == 0
+                 "--metadata", "0x44444444", "--scale-a", "38,38,38,38", "--scale-b",
+                 "38,38,38,38", "--json"]) == 0
     line = capsys.readouterr().out
     assert json.loads(line)["sparse_metadata"] == [0x44444444, 0x44444444]
     path = tmp_path / "sparse.jsonl"
