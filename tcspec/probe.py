@@ -56,6 +56,19 @@ def _probe_constraints(args: argparse.Namespace, desc: Any) -> Any:
                        exp_range=exp_range, shape=args.shape, fixed=fixed_inputs(desc, *lists))
 
 
+CONSTRAINT_FLAGS = ("finite", "active_lanes", "c", "exp_range", "shape", "scale_a", "scale_b",
+                    "metadata")
+
+
+def _refuse_constraints(args: argparse.Namespace, mode: str) -> None:
+    """``mode`` searches without constraints: a constraint flag given with it is refused,
+    not ignored (the verdict would read as if it held under the constraint)."""
+    given = [f"--{flag.replace('_', '-')}" for flag in CONSTRAINT_FLAGS
+             if getattr(args, flag, None) is not None and getattr(args, flag) is not False]
+    if given:
+        raise UsageError(f"{mode} takes no input constraints; drop {', '.join(given)}")
+
+
 def _probe_command(args: argparse.Namespace, desc: Any) -> str:
     """The probe command as a user would type it (the ``source`` of each probe line)."""
     parts = [f"tcspec probe --datapath {desc.name}"]
@@ -135,15 +148,16 @@ def _run_probe(args: argparse.Namespace, desc: Any, constraints: Any,
     if args.sensitivity:
         print(table.text())
         return 0, 0
+    prose = sys.stdout if args.out else sys.stderr
     command = _probe_command(args, desc)
     if args.separate:
-        print(suite.text())
+        print(suite.text(), file=prose)
         probes, models = suite.suite, suite.models
         label = f"{desc.name}:separate"
         status = 1 if suite.undecided else 0
     else:
         models = report.models
-        print(report.text(desc, models, constraints))
+        print(report.text(desc, models, constraints), file=prose)
         probes = report.probes
         label = f"{desc.name}:{models[0]}-vs-{models[1]}"
         status = 1 if report.status == "unknown" else 0
@@ -164,6 +178,9 @@ def cmd_vs_datapath(args: argparse.Namespace) -> int:
 
     if args.vs or args.separate or args.sensitivity:
         raise UsageError("--vs-datapath takes no --vs, --separate or --sensitivity")
+    _refuse_constraints(args, "--vs-datapath")
+    if args.out:
+        raise UsageError("--vs-datapath prints its verdict and writes no probes: drop --out")
     result = compare(side(args.datapath, args.model), side(args.vs_datapath, args.vs_model),
                      solver=args.solver, timeout=args.timeout, log=_stderr_log)
     print(result.text())
@@ -178,6 +195,9 @@ def cmd_portability(args: argparse.Namespace) -> int:
     if args.datapath or args.vs or args.vs_datapath or args.separate or args.sensitivity:
         raise UsageError("--portability takes no --datapath, --vs, --vs-datapath, --separate "
                          "or --sensitivity")
+    _refuse_constraints(args, "--portability")
+    if args.out:
+        raise UsageError("--portability prints its verdict and writes no probes: drop --out")
     keys = [k.strip() for k in (args.formats or "").split(",") if k.strip()]
     started = time.monotonic()
     groups = port.portability(keys or None, solver=args.solver, timeout=args.timeout,
@@ -186,7 +206,7 @@ def cmd_portability(args: argparse.Namespace) -> int:
     command = "tcspec probe --portability" + (f" --formats {args.formats}" if keys else "")
     records = [port.group_record(g, s) for g, s in zip(groups, suites)]
     print(port.table_markdown(records, command))
-    print(f"{time.monotonic() - started:.0f}s in all")
+    print(f"{time.monotonic() - started:.0f}s in all", file=sys.stderr)
     if args.report:
         root = Path(__file__).resolve().parent.parent
         texts = port.report_files(groups, suites, root / "proofs",

@@ -89,11 +89,26 @@ class Constraints:
         out: dict[str, object] = {}
         for name in ("finite", "active_lanes", "c", "exp_range", "shape", "spread"):
             value = getattr(self, name)
-            if value not in (None, False):
+            if value is not None and value is not False:
                 out[name] = list(value) if isinstance(value, tuple) else value
         if self.fixed:
             out["fixed"] = {name: word for name, word in self.fixed}
         return out
+
+    def under(self) -> str:
+        """`` under NAME=VALUE, ...`` naming every set constraint (empty when none): a
+        verdict reached under constraints holds only under them, so it must say so."""
+        parts = []
+        for name, value in self.describe().items():
+            if value is True:
+                parts.append(name)
+            elif isinstance(value, dict):
+                parts += [f"{key}=0x{word:X}" for key, word in value.items()]
+            elif isinstance(value, list):
+                parts.append(f"{name}={':'.join(map(str, value))}")
+            else:
+                parts.append(f"{name}={value}")
+        return f" under {', '.join(parts)}" if parts else ""
 
 
 def check_constraints(desc: Descriptor, constraints: Constraints) -> None:
@@ -437,7 +452,7 @@ class ProbeReport:
 
     def text(self, desc: Descriptor, pair: Sequence[str], constraints: Constraints) -> str:
         """A human summary: each probe's nonzero inputs and words, or the verdict."""
-        under = f" under {constraints.describe()}" if constraints.describe() else ""
+        under = constraints.under()
         calls = f"{len(self.calls)} solver calls, {self.solver_seconds:.1f}s solving"
         if self.status == EQUIVALENT:
             return (f"{desc.name}: {pair[0]} and {pair[1]} are equivalent{under}: no input "

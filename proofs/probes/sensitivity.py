@@ -162,12 +162,13 @@ class Outcome:
 class SensitivityTable:
     desc: Descriptor
     rows: list[tuple[RuleConstant, list[Outcome]]]
+    constraints: Constraints = field(default_factory=Constraints)
 
     def text(self) -> str:
         """The table: constant, value, v-1, v+1 and the frozen words that pin each side."""
         lines = [f"{self.desc.name}: rule constants of the hardware model; the last column "
                  "lists the frozen B200 words (of every datapath using the constant) that a "
-                 "neighbour gets wrong",
+                 f"neighbour gets wrong{self.constraints.under()}",
                  f"{'constant':18} {'value':>6}  {'v-1':34} {'v+1':34} frozen words pinning "
                  "(v-1 | v+1)"]
         for constant, outcomes in self.rows:
@@ -218,7 +219,7 @@ def sensitivity_table(desc: Descriptor, constraints: Constraints | None = None, 
             outcomes.append(_neighbour(desc, hardware, model, value, constraints, shared,
                                        solver, timeout, log))
         rows.append((constant, outcomes))
-    return SensitivityTable(desc, rows)
+    return SensitivityTable(desc, rows, constraints)
 
 
 def _neighbour(desc: Descriptor, hardware: Candidate, model: Candidate, value: int,

@@ -52,6 +52,7 @@ class Suite:
     pool_minimum: int | None = None
     seconds: float = 0.0
     solver_calls: int = 0
+    constraints: Constraints = field(default_factory=Constraints)
 
     @property
     def pairs(self) -> list[Pair]:
@@ -72,7 +73,7 @@ class Suite:
         lines = [f"{self.desc.name}: {len(self.models)} models, {len(self.pairs)} pairs; "
                  f"suite of {len(self.suite)} probe(s) covers {len(self.covered())} pairs "
                  f"({self.seconds:.1f}s, {self.solver_calls} solver calls, pool of "
-                 f"{len(self.pool)})"]
+                 f"{len(self.pool)}){self.constraints.under()}"]
         if self.suite:
             exact = (f"the exact minimum over this pool is {self.pool_minimum}"
                      if self.pool_minimum is not None else "the pool was too large to search")
@@ -108,7 +109,7 @@ def separating_suite(desc: Descriptor, names: Sequence[str],
     check_constraints(desc, constraints)
     models = resolve_models(desc, names)
     searcher = Searcher(desc, models, solver=solver, timeout=timeout, log=log)
-    result = Suite(desc, [m.name for m in models])
+    result = Suite(desc, [m.name for m in models], constraints=constraints)
     started = time.monotonic()
     for pair in result.pairs:
         if any(p.separates(*pair) for p in result.pool):
