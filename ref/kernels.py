@@ -22,6 +22,7 @@ Where no compiler is found, callers fall back to NumPy (said once on stderr).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -38,6 +39,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -668,7 +670,17 @@ def _symbol(digest: str) -> str:
     return f"tcspec_{digest[:16]}"
 
 
+def _digest_path(target: Path) -> Path:
+    return target.with_name(target.name + ".sha256")
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _build(source: str, target: Path, cc: str, flags: Sequence[str]) -> None:
+    """Compile ``source`` into ``target`` and record its SHA-256 beside it (``.sha256``),
+    each moved into place whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as work:
         c_file = Path(work) / "kernel.c"
@@ -678,7 +690,45 @@ def _build(source: str, target: Path, cc: str, flags: Sequence[str]) -> None:
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise KernelBuildError(f"{cc} failed: {done.stderr.strip()[:500]}")
+        sum_file = Path(work) / "kernel.sha256"
+        sum_file.write_text(_file_digest(so_file) + "\n", encoding="ascii")
         os.replace(so_file, target)
+        os.replace(sum_file, _digest_path(target))
+
+
+def _open_library(target: Path) -> tuple[Any, Any, Any]:
+    """``(library, tcspec_kernel, tcspec_kernel_dot)`` of a cached shared object;
+    :class:`KernelBuildError` when it cannot be read or loaded, lacks a symbol, or its bytes
+    differ from the digest recorded when it was built (an entry without one is trusted)."""
+    try:
+        recorded = _digest_path(target).read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        recorded = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelBuildError(f"cannot read the digest of {target}: {exc}") from None
+    try:
+        if recorded is not None and _file_digest(target) != recorded:
+            raise KernelBuildError(f"{target} does not match the digest recorded when it "
+                                   "was built")
+        library = ctypes.CDLL(str(target))
+        return library, library.tcspec_kernel, library.tcspec_kernel_dot
+    except (OSError, AttributeError) as exc:
+        raise KernelBuildError(f"cannot load {target}: {exc}") from None
+
+
+_HEALED: set[str] = set()
+
+
+def _discard(target: Path, why: KernelBuildError) -> None:
+    """Remove a corrupt cache entry (and its digest) so that it is built again; stderr says
+    so once per entry and process."""
+    for path in (target, _digest_path(target)):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    if str(target) not in _HEALED:
+        _HEALED.add(str(target))
+        print(f"tcspec: kernel cache entry {target.name} was corrupt ({why}); removed it, "
+              "building it again", file=sys.stderr)
 
 
 _LOCK = threading.Lock()
@@ -753,19 +803,22 @@ def load_source(source: str, inputs: int, name: str, *, build: bool = True,
         if str(target) in _LOADED and target.exists():
             return _LOADED[str(target)]
         compiled = False
-        if not target.exists():
-            if not build:
-                return None
+        for attempt in range(2):
+            if not target.exists():
+                if not build:
+                    return None
+                try:
+                    _build(source, target, cc, flags)
+                except OSError as exc:
+                    raise KernelBuildError(f"cannot build in {target.parent}: {exc}") from None
+                compiled = True
             try:
-                _build(source, target, cc, flags)
-            except OSError as exc:
-                raise KernelBuildError(f"cannot build in {target.parent}: {exc}") from None
-            compiled = True
-        try:
-            library = ctypes.CDLL(str(target))
-            function, single = library.tcspec_kernel, library.tcspec_kernel_dot
-        except (OSError, AttributeError) as exc:
-            raise KernelBuildError(f"cannot load {target}: {exc}") from None
+                library, function, single = _open_library(target)
+                break
+            except KernelBuildError as exc:
+                if compiled or attempt:
+                    raise
+                _discard(target, exc)
         function.restype = None
         function.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
         single.restype = ctypes.c_uint32

@@ -11,7 +11,9 @@ in the default suite, all under ``-m full``.
 from __future__ import annotations
 
 import json
+import os
 import random
+from array import array
 
 import numpy as np
 import pytest
@@ -272,3 +274,39 @@ def test_a_changed_cache_folder_is_looked_up_again(monkeypatch, tmp_path):
     kernels.forget_loaded()
     again = kernels.kernel_for(desc, build=False)
     assert again is not None and again.path == second.path
+
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_corrupt_cache_entry_is_rebuilt_and_said_once(damage, monkeypatch, capsys, tmp_path):
+    """A damaged ``.so`` (cut short: it does not load; one bit flipped: it may load, but its
+    bytes differ from the digest recorded at build time) is removed and built again, with
+    one stderr line; the next process loads the healed entry silently."""
+    desc = CATALOG["i8-s8-s8-wrap"].descriptor
+    for name in ("_LOADED", "_BY_DESCRIPTOR"):
+        monkeypatch.setattr(kernels, name, {})
+    monkeypatch.setattr(kernels, "_HEALED", set())
+    monkeypatch.setenv("TCSPEC_CACHE_DIR", str(tmp_path))
+    path = kernels.kernel_for(desc).path
+    good = path.read_bytes()
+    data = bytearray(good)
+    if damage == "truncate":
+        del data[100:]
+    else:
+        data[len(data) // 2] ^= 1
+    damaged = path.with_name("damaged")
+    damaged.write_bytes(bytes(data))
+    os.replace(damaged, path)  # a new file: this process still maps the old one
+    capsys.readouterr()
+    kernels.forget_loaded()
+    healed = kernels.kernel_for(desc, build=False)
+    assert healed is None and not path.exists()
+    healed = kernels.kernel_for(desc)
+    assert healed is not None and healed.compiled and len(path.read_bytes()) == len(good)
+    kernels.forget_loaded()
+    again = kernels.kernel_for(desc, build=False)
+    assert again is not None and not again.compiled
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"kernel cache entry {path.name} was corrupt" in err
+    words = [*range(1, desc.k + 1), *range(desc.k, 0, -1), 7]
+    assert again.dot(array("I", words)) == compiled_dot(desc)(*words)
