@@ -410,6 +410,50 @@ class _ChunkRunner:
                             *[itertools.repeat(value) for value in extra])
 
 
+SAMPLE_ROWS = 512
+"""Rows generated to measure a JSON line (and its gzip ratio) for :func:`output_bytes`."""
+DISK_MARGIN = 1.05
+"""An output is refused when its estimated size times this exceeds the free disk."""
+
+
+def output_bytes(plan: GenerationPlan, file_format: str, gz: bool) -> int:
+    """Estimated size of a ``gen`` output: exact for ``npy-dir`` (headers and columns);
+    for JSON lines the mean length of :data:`SAMPLE_ROWS` generated lines (expected words
+    at their widest) times the cases, gzip-compressed as one chunk member for ``.gz``."""
+    desc = lookup(plan.datapath).descriptor
+    if file_format == "npy-dir":
+        return sum(128 + plan.cases * _row_bytes(dtype, shape)
+                   for dtype, shape in _column_shapes(desc, plan.cases).values()) + 4096
+    rows = min(SAMPLE_ROWS, plan.cases)
+    block = generate(desc, rows, plan.mix, np.random.default_rng([plan.seed, 0]))
+    block.expected = np.full(rows, 0xFFFFFFFF, dtype=np.uint64)
+    text = "".join(_json_lines(block, plan.seed, plan.cases)).encode()
+    size = len(gzip.compress(text, mtime=0)) if gz else len(text)
+    return -(-size * plan.cases // rows)
+
+
+def _size_text(count: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count:.0f} bytes"
+
+
+def check_disk(plan: GenerationPlan, path: Path, file_format: str) -> None:
+    """``ValueError`` when the output would not fit the free space of its file system
+    (:func:`output_bytes` times :data:`DISK_MARGIN`), with both figures."""
+    needed = output_bytes(plan, file_format, path.suffix == ".gz")
+    try:
+        free = shutil.disk_usage(path.parent if str(path.parent) else ".").free
+    except OSError:
+        return
+    if needed * DISK_MARGIN > free:
+        raise ValueError(f"{path}: {plan.cases} cases of {plan.datapath} as {file_format} "
+                         f"need about {_size_text(needed)}, but only {_size_text(free)} are "
+                         f"free there; ask for fewer --cases (about "
+                         f"{int(plan.cases * free / (needed * DISK_MARGIN))} fit)")
+
+
 def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[str] = CATEGORIES,
                   seed: int = 0, file_format: str = "jsonl",
                   progress: Callable[[int], None] | None = None, jobs: int = 1,
@@ -418,7 +462,8 @@ def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[s
     spread over ``jobs`` processes or the Dask cluster at ``dask`` (whose workers must see
     ``out``: a shared file system). The bytes are the same either way. ``out`` appears only
     when every chunk is written, and an existing ``out`` is replaced only with ``force``
-    (:mod:`tcspec.outputs`)."""
+    (:mod:`tcspec.outputs`); an output that would not fit the free disk is refused before
+    anything is written (:func:`check_disk`)."""
     desc = lookup(datapath).descriptor
     if not is_specified(desc):
         raise ValueError(f"datapath {desc.name} is not yet specified in this build")
@@ -434,6 +479,8 @@ def generate_file(datapath: str, cases: int, out: str | Path, *, mix: Sequence[s
     if columns and path.suffix in (".jsonl", ".gz"):
         raise ValueError(f"--format npy-dir writes a directory, not {path.name} "
                          "(name a directory, or drop --format npy-dir)")
+    if path.parent.is_dir():
+        check_disk(plan, path, file_format)
     runner = None
     try:
         with atomic_paths([path], force=force, directory=columns) as (temp,):

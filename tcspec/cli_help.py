@@ -175,7 +175,9 @@ EXAMPLES = {
     "classify": ["tcspec classify observed.jsonl",
                  "tcspec classify --candidates hardware,exact-rne --json observed.jsonl"],
     "tour": ["tcspec tour"],
-    "prove": ["tcspec prove --fast", "tcspec prove --property sign-symmetry --datapath tf32",
+    "prove": ["tcspec prove --fast",
+              "tcspec prove --property sign-symmetry --datapath tf32 --second-solver none",
+              "tcspec prove --property sign-symmetry --report proof-report/",
               "tcspec prove --jobs 2 --report"],
     "hw": ["tcspec hw list", "tcspec hw run vectors.jsonl --out observed.jsonl"],
 }
@@ -189,5 +191,5 @@ def epilog(command: str, *extra: str) -> str:
 
 def exit_status_text() -> str:
     return ("exit status: 0 success, 1 a mismatch (or a property not proved), 2 bad input "
-            "(one line `tcspec: error: ...` on stderr), 130 interrupted (partial outputs "
-            "removed)")
+            "(one line `tcspec: error: ...` on stderr), 130 interrupted by Ctrl-C, 143 "
+            "terminated by SIGTERM (partial outputs removed; a second Ctrl-C ends at once)")
