@@ -13,9 +13,10 @@ import dataclasses
 import fnmatch
 import importlib
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,20 @@ def cached_row(spec: RowSpec, settings: Settings,
     return row
 
 
+class RowsInterruptedError(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while rows were decided. ``rows``: the verdicts reached, in the
+    order asked; after the first pass (``second_pass``) every row with its first-pass
+    verdict, a row whose second opinion did not finish saying so in its detail."""
+
+    def __init__(self, rows: list[Row], second_pass: bool) -> None:
+        super().__init__()
+        self.rows = rows
+        self.second_pass = second_pass
+
+
+SECOND_INTERRUPTED = "second opinion interrupted (Ctrl-C); the first-pass verdict stands"
+
+
 def run_rows(rows: Sequence[RowSpec], settings: Settings,
              progress: Callable[[Row, int, int], None] | None = None,
              second_progress: Callable[[Row, int, int], None] | None = None,
@@ -173,7 +188,9 @@ def run_rows(rows: Sequence[RowSpec], settings: Settings,
     the first proved (``second_progress`` per row). ``passes`` gets each pass's wall
     seconds (``first_pass_seconds``, ``second_pass_seconds``). A row of ``previous``
     (the committed report's rows) whose key is unchanged is reused (:func:`cached_row`);
-    ``passes["from_cache"]`` counts them."""
+    ``passes["from_cache"]`` counts them. An interrupt raises :class:`RowsInterruptedError`
+    with the verdicts reached; one during the second opinions keeps every first-pass
+    verdict."""
     first = dataclasses.replace(settings, second_later=bool(settings.second_solver))
 
     def one(spec: RowSpec) -> Row:
@@ -194,7 +211,18 @@ def run_rows(rows: Sequence[RowSpec], settings: Settings,
             second_opinions(row, settings)
             return row
 
-        _in_pool(results, again, settings.jobs, second_progress)
+        try:
+            _in_pool(results, again, settings.jobs, second_progress)
+        except KeyboardInterrupt:
+            for row in results:
+                if hasattr(row, "pending"):
+                    del row.pending
+                    row.detail = "; ".join(filter(None, [row.detail, SECOND_INTERRUPTED]))
+            if passes is not None:
+                passes["first_pass_seconds"] = round(middle - start, 1)
+                passes["second_pass_seconds"] = round(time.monotonic() - middle, 1)
+                passes["second_pass_interrupted"] = True
+            raise RowsInterruptedError(results, True) from None
     if passes is not None:
         passes["first_pass_seconds"] = round(middle - start, 1)
         passes["second_pass_seconds"] = round(time.monotonic() - middle, 1)
@@ -213,22 +241,49 @@ def previous_rows(path: Path = REPORT_JSON) -> dict[tuple[str, str, int], Row]:
 
 def _in_pool(items: Sequence[Any], work: Callable[[Any], Row], jobs: int,
              progress: Callable[[Row, int, int], None] | None) -> list[Row]:
-    """``work`` on every item, ``jobs`` at a time in threads (the solvers run in child
-    processes); results in the order given; on an interrupt the solvers are stopped."""
+    """``work`` on every item, ``jobs`` at a time in daemon threads (the solvers run in child
+    processes); results in the order given. On an interrupt or an error the solvers are
+    stopped and no item starts any more; a thread still building a formula is never waited
+    for (it dies with the process). An interrupt raises :class:`RowsInterruptedError` with
+    the rows finished so far."""
     results: dict[int, Row] = {}
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    finished: queue.SimpleQueue[tuple[int, Row | None, BaseException | None]] = \
+        queue.SimpleQueue()
+    todo = iter(list(enumerate(items)))
+    guard = threading.Lock()
+    stopping = threading.Event()
+
+    def worker() -> None:
+        while not stopping.is_set():
+            with guard:
+                item = next(todo, None)
+            if item is None:
+                return
+            try:
+                finished.put((item[0], work(item[1]), None))
+            except BaseException as exc:
+                finished.put((item[0], None, exc))
+                return
+
     try:
-        futures = {pool.submit(work, item): i for i, item in enumerate(items)}
-        for future in as_completed(futures):
-            row = future.result()
-            results[futures[future]] = row
+        for n in range(min(max(1, jobs), len(items))):
+            threading.Thread(target=worker, name=f"prove-row-{n}", daemon=True).start()
+        while len(results) < len(items):
+            index, row, error = finished.get()
+            if error is not None:
+                raise error
+            assert row is not None
+            results[index] = row
             if progress:
                 progress(row, len(results), len(items))
+    except KeyboardInterrupt:
+        stopping.set()
+        stop_solvers()
+        raise RowsInterruptedError([results[i] for i in sorted(results)], False) from None
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        stopping.set()
         stop_solvers()
         raise
-    pool.shutdown()
     return [results[i] for i in range(len(items))]
 
 
@@ -261,39 +316,113 @@ def row_from_json(data: dict[str, Any]) -> Row:
     return Row(**fields)
 
 
+def _record_key(data: dict[str, Any]) -> tuple[str, str, int]:
+    return data["property"], data["datapath"], data["k"]
+
+
+def _kept_second(new: dict[str, Any], old: dict[str, Any] | None,
+                 settings: Settings) -> dict[str, Any] | None:
+    """The committed second opinion a re-decided row keeps: when this run gave it none (the
+    run asked for none, or it was interrupted) and the row reached the committed verdict
+    again; it names the run it came from."""
+    if new.get("second") or old is None or not old.get("second"):
+        return None
+    if new["result"] != old["result"]:
+        return None
+    if settings.second_solver and SECOND_INTERRUPTED not in new.get("detail", ""):
+        return None
+    return {**old["second"], "run": old["second"].get("run", old.get("run", 0))}
+
+
+def merged_records(previous: dict[str, Any], rows: Sequence[Row], settings: Settings
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], set[int]]:
+    """The records of the committed report ``previous`` with ``rows`` put in place of the
+    records of the same (property, datapath, K) and new ones appended; the runs. Every
+    other record is kept as it was written, byte for byte once dumped (evidence, second
+    opinions and figures); the set holds the indices of the records this run wrote."""
+    runs = list(previous.get("runs") or [dict(previous["run"], index=0)])
+    records = [dict(d, run=d.get("run", 0)) for d in previous["rows"]]
+    where = {_record_key(d): i for i, d in enumerate(records)}
+    fresh: set[int] = set()
+    for row in rows:
+        key = _row_key(row)
+        old = records[where[key]] if key in where else None
+        if getattr(row, "from_cache", False) and old is not None:
+            continue
+        record = dict(row.to_json(), run=len(runs))
+        second = _kept_second(record, old, settings)
+        if second is not None:
+            record["second"] = second
+        if key in where:
+            records[where[key]] = record
+        else:
+            where[key] = len(records)
+            records.append(record)
+        fresh.add(where[key])
+    return records, runs, fresh
+
+
 def merged_rows(previous: dict[str, Any], rows: Sequence[Row]
                 ) -> tuple[list[Row], list[dict[str, Any]], dict[tuple[str, str, int], int]]:
     """The rows of the committed report ``previous`` with ``rows`` put in place of the rows
     of the same (property, datapath, K), and new ones appended; the runs each came from."""
-    runs = list(previous.get("runs") or [dict(previous["run"], index=0)])
-    stamps: dict[tuple[str, str, int], int] = {}
-    for data in previous["rows"]:
-        stamps[(data["property"], data["datapath"], data["k"])] = data.get("run", 0)
-    merged = {_row_key(r): r for r in (row_from_json(d) for d in previous["rows"])}
-    for row in rows:
-        merged[_row_key(row)] = row
-        if not getattr(row, "from_cache", False):
-            stamps[_row_key(row)] = len(runs)
-    return list(merged.values()), runs, stamps
+    records, runs, _ = merged_records(previous, rows, Settings())
+    return ([row_from_json(d) for d in records], runs,
+            {_record_key(d): d["run"] for d in records})
+
+
+def _md_line(record: dict[str, Any]) -> str:
+    """The table line of one report record (its figures as the JSON holds them)."""
+    k = f"{record['k']}" + (" (model)" if record.get("model_k") else "")
+    second = record.get("second")
+    second_text = "-" if not second else (
+        f"{second['solver']} {second['result']} {second['seconds']:.1f}s"
+        + (f" (run {second['run']})" if "run" in second else ""))
+    detail = record.get("detail", "").replace("|", "/")
+    lemmas = record.get("lemmas") or []
+    if lemmas:
+        detail = (detail + "; " if detail else "") + "lemmas: " + ", ".join(
+            f"{lem['name']} ({lem['result']}, {lem['seconds']:.1f}s)" for lem in lemmas)
+    words = record.get("words") or {}
+    if words:
+        detail += ("; " if detail else "") + "words: " + ", ".join(
+            f"{name}=0x{value:X}" for name, value in list(words.items())[:12])
+    return (f"| {record['property']} | {record['datapath']} | {k} | {record['result']} | "
+            f"{record['solver']} | {record['seconds']:.1f} | {record['method']} | "
+            f"{second_text} | {detail} | {record.get('run', 0)} |")
+
+
+def _line_key(line: str) -> tuple[str, ...]:
+    """(property, datapath, K cell) of a table line."""
+    return tuple(line.split(" | ")[:3])
+
+
+def _previous_lines(md_text: str | None) -> dict[tuple[str, ...], str]:
+    """The table lines of a committed ``REPORT.md`` by :func:`_line_key`."""
+    return {_line_key(line): line for line in (md_text or "").splitlines()
+            if line.startswith("| ") and line.count(" | ") >= 3}
 
 
 def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
                  previous: dict[str, Any] | None = None,
-                 passes: dict[str, float] | None = None) -> tuple[str, str]:
+                 passes: dict[str, float] | None = None,
+                 previous_md: str | None = None) -> tuple[str, str]:
     """The texts of ``REPORT.json`` (the rows) and ``REPORT.md`` (a readable table).
 
     With ``previous`` (the committed report), only ``rows`` are re-decided: they replace
-    the rows of the same (property, datapath, K) and every other row keeps its own run."""
+    the rows of the same (property, datapath, K) and every other row keeps its record and
+    run untouched (:func:`merged_records`); with ``previous_md`` (the committed table) its
+    lines are kept too, so no figure of an untouched row is rounded again."""
     meta = {"solver": settings.solver, "timeout": settings.timeout,
             "second_solver": settings.second_solver, "second_timeout": settings.second_timeout,
             "jobs": settings.jobs, "wall_seconds": round(seconds, 1),
             "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **(passes or {})}
     if previous is None:
-        table, runs, stamps = list(rows), [dict(meta, index=0)], {}
+        records = [dict(r.to_json(), run=0) for r in rows]
+        runs, fresh = [dict(meta, index=0)], set(range(len(records)))
     else:
-        table, runs, stamps = merged_rows(previous, rows)
+        records, runs, fresh = merged_records(previous, rows, settings)
         runs = [*runs, dict(meta, index=len(runs), rows=len(rows))]
-    records = [dict(r.to_json(), run=stamps.get(_row_key(r), 0)) for r in table]
     json_text = json.dumps({"run": runs[-1], "runs": runs, "rows": records}, indent=1) + "\n"
     lines = ["# Proof report", ""]
     for run in runs:
@@ -306,25 +435,22 @@ def report_texts(rows: Sequence[Row], settings: Settings, seconds: float,
                         f"{run['second_pass_seconds'] / 60:.1f})."
                         if "first_pass_seconds" in run else ".")
                      + (f" {run['from_cache']} row(s) reused from the cache (key unchanged)."
-                        if run.get("from_cache") else ""))
-    lines += ["", "Counts: " + ", ".join(f"{v} {k}" for k, v in
-                                         sorted(summary_counts(table).items())),
+                        if run.get("from_cache") else "")
+                     + (" Second opinions interrupted (Ctrl-C): first-pass verdicts kept."
+                        if run.get("second_pass_interrupted") else ""))
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record["result"]] = counts.get(record["result"], 0) + 1
+    lines += ["", "Counts: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
               "", "| property | datapath | K | result | solver | s | method | second opinion "
               "| detail | run |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in table:
-        k = f"{r.k}" + (" (model)" if r.model_k else "")
-        second = f"{r.second['solver']} {r.second['result']} {r.second['seconds']:.1f}s" \
-            if r.second else "-"
-        detail = r.detail.replace("|", "/")
-        if r.lemmas:
-            detail = (detail + "; " if detail else "") + "lemmas: " + ", ".join(
-                f"{lem['name']} ({lem['result']}, {lem['seconds']:.1f}s)" for lem in r.lemmas)
-        if r.words:
-            detail += ("; " if detail else "") + "words: " + ", ".join(
-                f"{name}=0x{value:X}" for name, value in list(r.words.items())[:12])
-        lines.append(f"| {r.property} | {r.datapath} | {k} | {r.result} | {r.solver} | "
-                     f"{r.seconds:.1f} | {r.method} | {second} | {detail} | "
-                     f"{stamps.get(_row_key(r), 0)} |")
+    kept = _previous_lines(previous_md)
+    for index, record in enumerate(records):
+        line = _md_line(record)
+        old = kept.get(_line_key(line))
+        if index not in fresh and old is not None and old.endswith(f"| {record['run']} |"):
+            line = old
+        lines.append(line)
     return json_text, "\n".join(lines) + "\n"
 
 

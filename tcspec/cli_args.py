@@ -163,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="case categories, row by row in turn (default raw,finite,edge)")
     p.add_argument("--seed", type=int, default=0, help="seed of the case streams (default 0)")
     p.add_argument("--out", required=True, help="FILE.jsonl[.gz], or a directory for npy-dir "
-                   "(written atomically; an existing one needs --force)")
+                   "(written atomically; an existing one needs --force). Refused before "
+                   "anything is written when its estimated size (exact for npy-dir, from 512 "
+                   "sample lines for jsonl) times 1.05 exceeds the free disk there")
     p.add_argument("--format", choices=("jsonl", "npy-dir"), default="jsonl",
                    help="jsonl: the shared line format (default); npy-dir: .npy columns")
     _force(p)
@@ -276,28 +278,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_hw_parser(sub)
 
-    p = _sub(sub, "prove", "prove properties for all inputs (the proof matrix)")
+    p = _sub(sub, "prove", "prove properties for all inputs (the proof matrix)",
+             "Second opinions (--second-solver, default auto) re-run every proved query\n"
+             "with another solver and often take most of the run (minutes where the first\n"
+             "pass takes seconds): --second-solver none skips them. Ctrl-C stops at any\n"
+             "phase within seconds; during the second opinions it keeps (prints, and with\n"
+             "--report writes) the first-pass verdicts.")
     p.add_argument("--property", help="a property (or several, comma separated; default: all)")
     p.add_argument("--datapath", help="a datapath, a comma list, or shell patterns such as "
                    "'sm_*' (default: each property's required ones)")
     p.add_argument("--k", type=int, help="logical K of the query (default: the hardware K; "
-                   "any other K is a model of the datapath)")
+                   "any other K is a model of the datapath). Above K=1024 a row whose formula "
+                   "is estimated past 2 GB of memory is announced on stderr with the estimate "
+                   "before it is built (about 1.6 KB per node of one traced dot product; "
+                   "dense-tf32 needs about 0.13 GB per 1000 K)")
     p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla",
                    help="SMT solver (bitwuzla, z3, cvc5)")
     p.add_argument("--timeout", type=positive_seconds("--timeout"), default=120.0,
                    help="seconds per query (120)")
     p.add_argument("--second-solver", default="auto",
                    help="re-run proved queries with this solver: auto (cvc5, then z3), z3, "
-                   "cvc5 or none")
+                   "cvc5 or none (the second opinions often take most of the time: none "
+                   "skips them)")
     p.add_argument("--second-timeout", type=positive_seconds("--second-timeout"),
                    default=30.0,
                    help="seconds per query for the second solver (30)")
     p.add_argument("--jobs", type=jobs_count, default=1, help="rows decided in parallel")
     p.add_argument("--fast", action="store_true", help="the small-K subset the tests run")
-    p.add_argument("--report", action="store_true",
-                   help="write proofs/REPORT.json and proofs/REPORT.md (replaced atomically); "
+    p.add_argument("--report", nargs="?", const=True, metavar="DIR",
+                   help="write proofs/REPORT.json and proofs/REPORT.md (replaced atomically), "
+                   "or with DIR DIR/REPORT.json and DIR/REPORT.md (DIR is created if missing); "
                    "with --property, --datapath or --k only those rows are re-decided and "
-                   "replace theirs in the committed report")
+                   "replace theirs in the report (DIR's own, else the package's), every other "
+                   "row kept as it was; Ctrl-C during the second opinions still writes the "
+                   "first-pass verdicts")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--no-cache", action="store_true",
                    help="decide every row again (by default a row whose key, the hash of its "

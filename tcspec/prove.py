@@ -1,4 +1,11 @@
-"""``tcspec prove``: the proof matrix (:mod:`proofs.runner`) from the command line."""
+"""``tcspec prove``: the proof matrix (:mod:`proofs.runner`) from the command line.
+
+Long runs stop when asked: Ctrl-C (or SIGTERM) ends the command within seconds at any phase
+(formula building, solving, second opinions); what the first pass decided is printed, and
+an interrupt during the second opinions keeps every first-pass verdict (in the report too).
+A ``--k`` whose formula is estimated past :data:`FORMULA_WARN_BYTES` gets a warning with the
+estimate before anything is built (:func:`formula_bytes`).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,8 @@ from tcspec.proofs.core import AUTO, InternalError, Row, Settings
 from tcspec.proofs.runner import (
     REPORT_JSON,
     REPORT_MD,
+    RowsInterruptedError,
+    RowSpec,
     describe_row,
     previous_rows,
     report_texts,
@@ -30,6 +39,108 @@ from tcspec.words import EXIT_MISMATCH, UsageError
 EXIT_INTERNAL = 3
 
 MUTANTS_MD = REPORT_MD.with_name("MUTANTS.md")
+
+FORMULA_WARN_BYTES = 2 * 10**9
+"""A row whose formula is estimated past this many bytes is announced with the estimate."""
+ESTIMATE_FROM_K = 1024
+"""Rows at a ``--k`` up to this are never estimated (their formulas are small)."""
+BYTES_PER_DOT_NODE = 1600
+"""Peak memory per node of one traced dot product: measured on ``tf32-ignores-low-bits``
+(two dot products, their SMT-LIB text and the solver's copy; 1.04 GB at K=8192)."""
+SAMPLE_K = 256
+"""The K at which a datapath's dot product is traced to count its nodes per lane."""
+
+
+def _dot_nodes(desc: Any, k: int) -> int:
+    """Nodes of one traced dot product of ``desc`` at logical ``k``."""
+    from tcspec.proofs.core import dot_inputs, layout_variables, run_dot
+    from tcspec.smt.trace import TraceOps
+
+    ops = TraceOps()
+    values = {name: ops.variable(name, width) for name, width in layout_variables(desc, k)}
+    run_dot(ops, desc, dot_inputs(desc, k, values))
+    return len(ops)
+
+
+def formula_bytes(spec: RowSpec, sampled: dict[str, float] | None = None) -> int:
+    """Estimated peak memory of deciding ``spec``: nodes per lane of one dot product traced
+    at about :data:`SAMPLE_K` lanes, scaled linearly to the row's K, times
+    :data:`BYTES_PER_DOT_NODE` (a rough figure, within a factor of about 2 for the rows that
+    compare two dot products). ``sampled`` caches nodes per lane by datapath."""
+    from tcspec.spec.catalog import logical_k_step
+
+    sampled = {} if sampled is None else sampled
+    name = spec.desc.name
+    if name not in sampled:
+        step = logical_k_step(spec.desc)
+        sample = step * max(1, SAMPLE_K // step)
+        sampled[name] = _dot_nodes(spec.desc, sample) / sample
+    return int(sampled[name] * spec.k * BYTES_PER_DOT_NODE)
+
+
+def _available_bytes() -> int | None:
+    """Memory this machine has available (``/proc/meminfo``), or None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _gigabytes(count: float) -> str:
+    return f"{count / 1e9:.1f} GB"
+
+
+def warn_formula_sizes(rows: Sequence[RowSpec]) -> None:
+    """On stderr, before anything is built: each row past :data:`ESTIMATE_FROM_K` whose
+    formula is estimated (:func:`formula_bytes`) past :data:`FORMULA_WARN_BYTES`."""
+    sampled: dict[str, float] = {}
+    available = _available_bytes()
+    for spec in rows:
+        if spec.k <= ESTIMATE_FROM_K:
+            continue
+        needed = formula_bytes(spec, sampled)
+        if needed <= FORMULA_WARN_BYTES:
+            continue
+        room = f"; this machine has {_gigabytes(available)} available" if available else ""
+        print(f"tcspec: warning: {spec.prop.name} on {spec.desc.name} at K={spec.k} builds a "
+              f"formula of about {_gigabytes(needed)} (a rough estimate{room}); it may take "
+              "minutes to build, and Ctrl-C stops it", file=sys.stderr, flush=True)
+
+
+def report_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    """Where ``--report`` writes: the package's ``proofs/REPORT.*``, or ``DIR/REPORT.*``."""
+    if args.report is True:
+        return REPORT_JSON, REPORT_MD
+    directory = Path(args.report)
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--report {args.report}: not a directory")
+    if not directory.parent.is_dir():
+        raise UsageError(f"--report {args.report}: no such directory {directory.parent}")
+    return directory / REPORT_JSON.name, directory / REPORT_MD.name
+
+
+@contextlib.contextmanager
+def _report_directory(args: argparse.Namespace) -> Any:
+    """``--report DIR``: create DIR when missing, and remove it again if it stays empty."""
+    directory = None if args.report in (None, True) else Path(args.report)
+    made = directory is not None and not directory.exists()
+    if made:
+        assert directory is not None
+        try:
+            directory.mkdir()
+        except OSError as exc:
+            raise UsageError(f"--report {args.report}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        if made:
+            assert directory is not None
+            with contextlib.suppress(OSError):
+                directory.rmdir()
 
 
 def prove_mutants(args: argparse.Namespace) -> int:
@@ -54,8 +165,11 @@ def prove_mutants(args: argparse.Namespace) -> int:
                 f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
                 f"{time.monotonic() - started:.0f} s, {args.timeout:g} s per query.\n\n"
                 f"{table}\n")
-        write_text(MUTANTS_MD, text, replace=True)
-        print(f"wrote {MUTANTS_MD}")
+        target = MUTANTS_MD if args.report is True else \
+            report_paths(args)[0].with_name(MUTANTS_MD.name)
+        with _report_directory(args):
+            write_text(target, text, replace=True)
+        print(f"wrote {target}")
     return 0 if all(v.ok for v in verdicts) else EXIT_MISMATCH
 
 
@@ -71,6 +185,9 @@ def prove_arch(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.budget <= 0:
         raise UsageError("--budget must be positive seconds")
+    if args.report not in (None, True):
+        raise UsageError("--report DIR is for the proof matrix and --mutants; --arch --report "
+                         "writes proofs/arch/REPORT-<arch>.*")
     try:
         rows = select_arch_rows(args.arch, args.datapath, args.property)
     except (KeyError, ValueError) as exc:
@@ -111,7 +228,8 @@ def print_rows(results: Sequence[Row], seconds: float,
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    """``tcspec prove``: decide the selected rows, print them (``--report``: REPORT.*)."""
+    """``tcspec prove``: decide the selected rows, print them (``--report``: REPORT.*, or
+    ``--report DIR``: DIR/REPORT.*)."""
     if args.timeout <= 0 or args.second_timeout <= 0:
         raise UsageError("--timeout and --second-timeout must be positive seconds")
     if args.jobs < 1:
@@ -129,69 +247,128 @@ def cmd_prove(args: argparse.Namespace) -> int:
                          "matrix; --report records the matrix")
     rows = select_rows(args.property, args.datapath, args.k, fast=args.fast,
                        every=args.all_properties)
-    with (atomic_paths([REPORT_JSON, REPORT_MD], replace=True) if args.report
-          else contextlib.nullcontext()) as temps:
-        status = _prove_rows(args, rows, second, temps)
-    if args.report:
-        print(f"wrote {REPORT_JSON} and {REPORT_MD}", file=sys.stderr if args.json else sys.stdout)
+    targets = report_paths(args) if args.report else None
+    if args.k is not None:
+        warn_formula_sizes(rows)
+    interrupted: RowsInterruptedError | None = None
+    with _report_directory(args), (atomic_paths(list(targets), replace=True) if targets
+                                   else contextlib.nullcontext()) as temps:
+        status, interrupted = _prove_rows(args, rows, second, temps, targets)
+    if targets:
+        print(f"wrote {targets[0]} and {targets[1]}",
+              file=sys.stderr if args.json else sys.stdout)
+    if interrupted is not None:
+        raise interrupted
     return status
 
 
-def _previous_report(args: argparse.Namespace) -> dict[str, Any] | None:
+def _merge_base(targets: tuple[Path, Path] | None) -> tuple[Path, Path]:
+    """The report a run merges into and reuses rows of: the target's own report when it
+    exists, else the package's committed one."""
+    if targets is not None and targets[0].is_file():
+        return targets
+    return REPORT_JSON, REPORT_MD
+
+
+def _previous_report(args: argparse.Namespace, base: Path) -> dict[str, Any] | None:
     """The committed report a row selection (--property, --datapath, --k) merges into;
     None when every row of the matrix was decided (the report is replaced)."""
-    if not (args.property or args.datapath or args.k) or not REPORT_JSON.is_file():
+    if not (args.property or args.datapath or args.k) or not base.is_file():
         return None
     try:
-        previous = json.loads(REPORT_JSON.read_text(encoding="utf-8"))
+        previous = json.loads(base.read_text(encoding="utf-8"))
         problem = None if isinstance(previous, dict) and isinstance(previous.get("rows"), list) \
             and "run" in previous else "no rows and run"
     except (OSError, ValueError) as exc:
         problem = str(exc)
     if problem:
-        raise UsageError(f"{REPORT_JSON} cannot be read to merge the re-decided rows into "
+        raise UsageError(f"{base} cannot be read to merge the re-decided rows into "
                          f"({problem}); run the whole matrix with --report")
     return previous
 
 
+def _stopped(error: RowsInterruptedError, total: int) -> None:
+    """What an interrupt kept, on stderr."""
+    if error.second_pass:
+        print("tcspec: interrupted during the second opinions: every first-pass verdict is "
+              "kept (rows below; --second-solver none skips the second opinions)",
+              file=sys.stderr, flush=True)
+    else:
+        shown = " (below)" if error.rows else ""
+        print(f"tcspec: interrupted in the first pass: {len(error.rows)} of {total} row(s) "
+              f"decided{shown}", file=sys.stderr, flush=True)
+
+
 def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
-                temps: list[Path] | None) -> int:
+                temps: list[Path] | None, targets: tuple[Path, Path] | None
+                ) -> tuple[int, RowsInterruptedError | None]:
     """Decide ``rows`` with a stderr line per row and a heartbeat between; the report goes
-    to ``temps`` (moved onto REPORT.* when the command succeeds)."""
+    to ``temps`` (moved onto ``targets`` when the command succeeds). An interrupt during
+    the second opinions still prints and writes the first-pass verdicts, then is returned
+    to be raised once the report is in place; one in the first pass prints the rows
+    decided and is raised at once (no report)."""
     settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
     print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
-          f"{settings.jobs} job(s)", file=sys.stderr, flush=True)
+          f"{settings.jobs} job(s)" + (f"; then second opinions by {second} (up to "
+                                      f"{settings.second_timeout:g} s per proved query; "
+                                      "--second-solver none skips them)" if second else ""),
+          file=sys.stderr, flush=True)
     started = time.monotonic()
+    first = "first pass " if second else ""
+    base_json, base_md = _merge_base(targets)
 
     with Heartbeat("prove") as beat:
         beat.note(f"{len(rows)} row(s) started")
 
         def progress(row: Any, done: int, total: int) -> None:
-            beat.note(f"{done}/{total} rows decided")
-            beat.log(f"[{done}/{total}] {describe_row(row)} ({time.monotonic() - started:.0f}s)")
+            beat.note(f"{first}{done}/{total} rows decided")
+            beat.log(f"[{first}{done}/{total}] {describe_row(row)} "
+                     f"({time.monotonic() - started:.0f}s)")
+            if second and done == total:
+                beat.note(f"first pass done ({total} rows); second opinions by {second}: "
+                          f"0/{total} rows")
+                beat.log(f"first pass done in {time.monotonic() - started:.0f}s; second "
+                         f"opinions by {second} now (Ctrl-C keeps the first-pass verdicts)")
 
         def second_progress(row: Any, done: int, total: int) -> None:
-            beat.note(f"second opinions: {done}/{total} rows")
+            beat.note(f"second opinions by {second}: {done}/{total} rows")
             beat.log(f"[second {done}/{total}] {describe_row(row)} "
                      f"({time.monotonic() - started:.0f}s)")
 
         passes: dict[str, float] = {}
+        interrupted = None
         try:
             results = run_rows(rows, settings, progress, second_progress, passes,
-                               {} if args.no_cache else previous_rows())
+                               {} if args.no_cache else previous_rows(base_json))
+        except RowsInterruptedError as exc:
+            interrupted, results = exc, exc.rows
         except InternalError as exc:
             print(f"tcspec: error: internal error in prove (not a verdict): {exc}",
                   file=sys.stderr)
             if temps is not None:
                 raise SystemExit(EXIT_INTERNAL) from None
-            return EXIT_INTERNAL
+            return EXIT_INTERNAL, None
     seconds = time.monotonic() - started
+    if interrupted is not None:
+        _stopped(interrupted, len(rows))
+    if interrupted is not None and not interrupted.second_pass:
+        if results:
+            _print_results(args, results, seconds, passes)
+        raise interrupted
     if temps is not None:
-        texts = report_texts(results, settings, seconds, _previous_report(args), passes)
+        previous_md = base_md.read_text(encoding="utf-8") if base_md.is_file() else None
+        texts = report_texts(results, settings, seconds, _previous_report(args, base_json),
+                             passes, previous_md)
         for temp, text in zip(temps, texts, strict=True):
             temp.write_text(text, encoding="utf-8")
+    _print_results(args, results, seconds, passes)
+    return (0 if all(r.result in ("proved", "witness") for r in results)
+            else EXIT_MISMATCH), interrupted
+
+
+def _print_results(args: argparse.Namespace, results: Sequence[Row], seconds: float,
+                   passes: dict[str, float]) -> None:
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
     else:
-        print_rows(results, seconds, passes)
-    return 0 if all(r.result in ("proved", "witness") for r in results) else EXIT_MISMATCH
+        print_rows(results, seconds, passes or None)
