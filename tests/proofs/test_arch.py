@@ -24,8 +24,9 @@ from tcspec.proofs.core import PROVED, WITNESS, Settings, decide
 from tcspec.spec.algorithms import ARCH_DATAPATHS
 from tcspec.spec.catalog import input_layout, lookup
 from tcspec.spec.scalar import SCALAR
+from tests.limits import SOLVER_LIMIT
 
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 
 
 def _desc(name: str):
@@ -138,7 +139,7 @@ def test_an_fma_chain_is_not_permutation_invariant() -> None:
 
 def test_across_witness_replays_on_split_k() -> None:
     desc = chaining.model(_desc("sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32"), 4)
-    outcome = decide(across_query(desc, 4), "bitwuzla", 60)
+    outcome = decide(across_query(desc, 4), "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == WITNESS
     assert outcome.words["d"] != outcome.words["d_swapped"]
 

@@ -14,9 +14,10 @@ from tcspec.spec.accumulate import max_raw
 from tcspec.spec.catalog import lookup
 from tcspec.spec.formats import EXP_WIDTH
 from tcspec.spec.scalar import SCALAR
+from tests.limits import SOLVER_LIMIT
 
 NVFP4 = lookup("dense-nvfp4").descriptor
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 
 
 def test_group_sizes_and_reachable_ends() -> None:
@@ -35,7 +36,7 @@ def test_both_ends_are_reached_for_nvfp4() -> None:
 
 
 def test_excess_of_g_minus_1_replays() -> None:
-    outcome = decide(carry.end_queries(NVFP4)[1], "bitwuzla", 60)
+    outcome = decide(carry.end_queries(NVFP4)[1], "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == WITNESS
     difference = outcome.words["group_units"] - outcome.words["per_product_units"]
     assert abs(difference) == carry.group_size(NVFP4) - 1
@@ -47,7 +48,7 @@ def test_b200_carry_word_separates_group_from_per_product() -> None:
     query = carry.differ_query(NVFP4, 64, words, "b200")
     holds, shown = query.replay({})
     assert holds and shown["hardware"] == 0x49FCAFB7 and shown["per_product"] == 0x49FCAFB6
-    outcome = decide(query, "bitwuzla", 60)
+    outcome = decide(query, "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == WITNESS and outcome.words["hardware"] == 0x49FCAFB7
 
 
@@ -109,10 +110,10 @@ def test_cheap_nvfp4_chain_queries_are_proved() -> None:
         if name.startswith(("carry tree level 1", "composition", "quantum", "group-value",
                             "group-bound", "group-truncates", "distributive",
                             "group-sum-elements")):
-            assert decide(query, "bitwuzla", 60).result == PROVED, name
+            assert decide(query, "bitwuzla", SOLVER_LIMIT).result == PROVED, name
     for name in ("hypothesis-satisfiable (same sign)", "hypothesis-satisfiable (mixed signs)"):
-        assert decide(chain[name], "bitwuzla", 60).result == WITNESS, name
-    assert decide(chain["hypothesis-agrees"], "bitwuzla", 60).result == PROVED
+        assert decide(chain[name], "bitwuzla", SOLVER_LIMIT).result == WITNESS, name
+    assert decide(chain["hypothesis-agrees"], "bitwuzla", SOLVER_LIMIT).result == PROVED
 
 
 def test_a_wrong_bound_is_not_proved() -> None:
@@ -120,7 +121,7 @@ def test_a_wrong_bound_is_not_proved() -> None:
     G-1), and its model is not passed off as a counterexample."""
     chain = _chain(NVFP4, top=carry.group_size(NVFP4) - 2)
     name = "composition (positive or zero; g, u_i and the products' flags cut)"
-    outcome = decide(chain[name], "bitwuzla", 60)
+    outcome = decide(chain[name], "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == UNKNOWN and "does not replay" in outcome.reason
 
 
@@ -164,7 +165,7 @@ def test_the_element_sum_follows_the_groups_tree_or_is_asked_whole(monkeypatch) 
         blockscaled.NVFP4_RULES, product_group=2))
     chain = _chain(NVFP4)
     assert [n for n in chain if n.startswith("group-sum-elements")] == ["group-sum-elements"]
-    assert decide(chain["group-sum-elements"], "bitwuzla", 60).result != PROVED
+    assert decide(chain["group-sum-elements"], "bitwuzla", SOLVER_LIMIT).result != PROVED
 
 
 def test_truncation_without_carries_is_refuted_and_replays() -> None:
@@ -180,7 +181,7 @@ def test_truncation_without_carries_is_refuted_and_replays() -> None:
             "x": x, "y": y, "shift": s}
 
     variables = (("x", 6), ("y", 6), ("shift", EXP_WIDTH), ("tx", 7), ("ty", 7), ("txy", 7))
-    outcome = decide(Query("no carries", "forall", variables, body), "bitwuzla", 60)
+    outcome = decide(Query("no carries", "forall", variables, body), "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == REFUTED
     x, y = _signed(outcome.words["x"], 6), _signed(outcome.words["y"], 6)
     quantum = Fraction(2) ** -_signed(outcome.words["shift"], EXP_WIDTH)

@@ -11,8 +11,9 @@ from tcspec.proofs import compiler_facts as facts
 from tcspec.proofs.core import PROVED, REFUTED, WITNESS, Settings, decide
 from tcspec.spec.catalog import lookup
 from tcspec.spec.scalar import SCALAR
+from tests.limits import SOLVER_LIMIT
 
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 TF32 = lookup("dense-tf32").descriptor
 
 
@@ -35,7 +36,7 @@ def test_independent_rz_product(a: int, b: int, expected: int) -> None:
 
 
 def test_single_lane_is_rz_product_at_k2() -> None:
-    assert decide(facts.single_lane_query(TF32, 2, 1), "bitwuzla", 60).result == PROVED
+    assert decide(facts.single_lane_query(TF32, 2, 1), "bitwuzla", SOLVER_LIMIT).result == PROVED
 
 
 def test_single_lane_row_shows_its_hypothesis_witness() -> None:
@@ -67,12 +68,13 @@ def test_the_statement_reads_no_spec_format() -> None:
 
 
 def test_single_lane_fails_with_c_one() -> None:
-    outcome = decide(facts.single_lane_query(TF32, 2, 0, c_value=f32(1.0)), "bitwuzla", 60)
+    outcome = decide(facts.single_lane_query(TF32, 2, 0, c_value=f32(1.0)), "bitwuzla",
+                     SOLVER_LIMIT)
     assert outcome.result == REFUTED and outcome.words["d"] != outcome.words["rz_product"]
 
 
 def test_k_order_witness_replays_through_gemm() -> None:
-    outcome = decide(facts.k_order_query(TF32), "bitwuzla", 60)
+    outcome = decide(facts.k_order_query(TF32), "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == WITNESS
     w = outcome.words
     a = [[w[f"a{i}"] for i in range(16)]]
@@ -84,7 +86,7 @@ def test_k_order_witness_replays_through_gemm() -> None:
 
 
 def test_monotonicity_witness() -> None:
-    outcome = decide(facts.monotonicity_query(TF32, 8), "bitwuzla", 60)
+    outcome = decide(facts.monotonicity_query(TF32, 8), "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == WITNESS
     w = outcome.words
     key = lambda word: -(word & 0x7FFFFFFF) if word >> 31 else word  # noqa: E731

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tcspec.proofs.core import PROVED, UNKNOWN, Query, decide
 from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import TraceOps, cut_nodes
+from tests.limits import SOLVER_LIMIT
 
 
 def _query(body, cut: bool = True) -> Query:
@@ -14,17 +15,17 @@ def _query(body, cut: bool = True) -> Query:
 
 def test_cut_products_keep_congruence_and_the_zero_law() -> None:
     same = _query(lambda ops, x, y: ops.ne(ops.mul(x, y), ops.mul(ops.bvand(x, 0xFF), y)))
-    assert decide(same, "bitwuzla", 30).result == PROVED
+    assert decide(same, "bitwuzla", SOLVER_LIMIT).result == PROVED
     zero = _query(lambda ops, x, y: ops.ne(ops.mul(ops.bvand(x, 0), y), 0))
-    assert decide(zero, "bitwuzla", 30).result == PROVED
+    assert decide(zero, "bitwuzla", SOLVER_LIMIT).result == PROVED
 
 
 def test_cut_products_know_nothing_else_and_a_spurious_model_is_not_a_refutation() -> None:
     commutes = _query(lambda ops, x, y: ops.ne(ops.mul(x, y), ops.mul(y, x)))
-    outcome = decide(commutes, "bitwuzla", 30)
+    outcome = decide(commutes, "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == UNKNOWN and "not a counterexample" in outcome.reason
     assert decide(_query(lambda ops, x, y: ops.ne(ops.mul(x, y), ops.mul(y, x)), cut=False),
-                  "bitwuzla", 30).result == PROVED
+                  "bitwuzla", SOLVER_LIMIT).result == PROVED
 
 
 def test_cut_nodes_replaces_every_occurrence_and_merges_named_nodes() -> None:

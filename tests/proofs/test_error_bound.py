@@ -33,8 +33,9 @@ from tcspec.proofs.error_bound import (
 from tcspec.proofs.stages import formats_of, rebuilds_datapath, traced_inputs, window_from_operands
 from tcspec.spec.catalog import build_dot, input_layout, lookup
 from tcspec.spec.specials import decode_operands
+from tests.limits import SOLVER_LIMIT
 
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 
 
 def _desc(name: str):
@@ -71,7 +72,7 @@ def test_quantum_range_follows_the_clamp() -> None:
 
 def test_rounding_alignment_breaks_the_floor_lemma() -> None:
     outcome = decide(align_query(_desc("dense-e4m3"), "product", rounding="rne"), "bitwuzla",
-                     60)
+                     SOLVER_LIMIT)
     assert outcome.result == REFUTED and "units" in outcome.words
 
 
@@ -111,7 +112,7 @@ def test_arithmetic_steps_are_proved_and_fail_when_weakened() -> None:
     """Each composition step is unsat as stated and sat with one premise or margin off, so
     none holds vacuously."""
     for script in (lane_reading_script, encode_reading_script, lambda: compose_script(9)):
-        assert decide(arithmetic_query("step", script), "bitwuzla", 30).result == PROVED
+        assert decide(arithmetic_query("step", script), "bitwuzla", SOLVER_LIMIT).result == PROVED
     weakened = [
         lambda: lane_reading_script().replace("(< A (+ (to_real M) 1.0))", "true"),
         lambda: encode_reading_script().replace("(> lam 0.0)", "true").replace(
@@ -119,7 +120,7 @@ def test_arithmetic_steps_are_proved_and_fail_when_weakened() -> None:
         lambda: compose_script(9).replace("(+ 9.0 lam)", "(+ 8.0 lam)"),
     ]
     for script in weakened:
-        outcome = decide(arithmetic_query("weakened", script), "z3", 30)
+        outcome = decide(arithmetic_query("weakened", script), "z3", SOLVER_LIMIT)
         assert outcome.result == UNKNOWN and "satisfiable" in outcome.reason
 
 
@@ -138,12 +139,12 @@ def test_chain_stops_at_its_window_query_on_a_wrong_quantum() -> None:
         held = ops.eq(ops.resize_signed(run.align_q, q.width), q)
         return ops.and_(run.parts.inputs_ok, ops.not_(held)), {}
 
-    outcome = decide(dataclasses.replace(window, body=wrong, lift=None), "bitwuzla", 60)
+    outcome = decide(dataclasses.replace(window, body=wrong, lift=None), "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == REFUTED
 
 
 def test_no_e2m1_witness_under_the_search_hints() -> None:
-    assert decide(witness_query(_desc("dense-e2m1"), 4), "bitwuzla", 60).result == REFUTED
+    assert decide(witness_query(_desc("dense-e2m1"), 4), "bitwuzla", SOLVER_LIMIT).result == REFUTED
 
 
 @pytest.mark.full

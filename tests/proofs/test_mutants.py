@@ -6,6 +6,7 @@ import pytest
 
 from tcspec.proofs import mutants
 from tcspec.proofs.mutants import BREAKERS, breaker_named, kill_table, run_breaker
+from tests.limits import SOLVER_LIMIT
 
 
 def test_every_breaker_applies_to_exactly_one_place(tmp_path) -> None:
@@ -17,20 +18,31 @@ def test_every_breaker_applies_to_exactly_one_place(tmp_path) -> None:
     assert len(rulebook) >= 10 and len({b.path for b in rulebook}) >= 6
 
 
-@pytest.mark.parametrize("name", [b.name for b in BREAKERS if b.cheap])
-def test_cheap_breakers_kill_and_keep(name: str) -> None:
-    verdict = run_breaker(breaker_named(name))
+LANE_0 = "window-drops-lane-0"
+
+
+def _kills_and_keeps(name: str) -> mutants.Verdict:
+    """Run a cheap breaker with :data:`SOLVER_LIMIT` per query (a keep row must prove, so an
+    ``unknown`` on a busy machine would fail it) and check what every cheap breaker must show."""
+    verdict = run_breaker(breaker_named(name), timeout=SOLVER_LIMIT)
     assert verdict.ok, verdict
     assert verdict.witness and verdict.witness["replayed"] and verdict.witness["words"]
     assert any(r["role"] == "kill" and r["result"] != "proved" for r in verdict.rows)
     assert any(r["role"] == "keep" and r["result"] == "proved" for r in verdict.rows)
     assert name in kill_table([verdict])
+    return verdict
+
+
+@pytest.mark.parametrize("name", [b.name for b in BREAKERS if b.cheap and b.name != LANE_0])
+def test_cheap_breakers_kill_and_keep(name: str) -> None:
+    _kills_and_keeps(name)
 
 
 def test_lane_0_breaker_refutes_every_row_it_falsifies() -> None:
-    """Issue 16's breaker: no row it falsifies says ``proved``, and the chain rows that stop
-    at a refuted lemma are lifted to replayed input words (``refuted``), not ``unknown``."""
-    verdict = run_breaker(breaker_named("window-drops-lane-0"))
+    """Issue 16's breaker (a cheap one, run once: this is its kill-and-keep test too): no row
+    it falsifies says ``proved``, and the chain rows that stop at a refuted lemma are lifted
+    to replayed input words (``refuted``), not ``unknown``."""
+    verdict = _kills_and_keeps(LANE_0)
     kills = {r["property"]: r["result"] for r in verdict.rows if r["role"] == "kill"}
     assert kills == {"sign-symmetry": "refuted", "permutation": "refuted",
                      "sparse-masking": "refuted", "error-bound": "refuted"}
@@ -45,7 +57,7 @@ def test_clamp_counterexample_violates_only_the_mutant() -> None:
     query = bound_query(lookup("dense-bf16").descriptor, 16)
     violated, words = query.replay(dict(mutants.CLAMP_COUNTEREXAMPLE))
     assert not violated and 0 < words["error"] < words["bound"]
-    verdict = run_breaker(breaker_named("clamp-minus-132"))
+    verdict = run_breaker(breaker_named("clamp-minus-132"), timeout=SOLVER_LIMIT)
     assert verdict.ok and verdict.witness and verdict.witness["replayed"], verdict
 
 
@@ -168,8 +180,9 @@ def test_kill_table_counts_per_text_and_family() -> None:
 def test_rulebook_breaker_refuted_by_equals_reference(name: str) -> None:
     """A breaker of the rule book (the spec untouched): its equals-reference rows refuted,
     the input words replayed on both executable sides (two different D words), and its
-    control row still proved. A generous limit: a refutation ends at its first model."""
-    verdict = run_breaker(breaker_named(name), timeout=300.0)
+    control row still proved. A generous limit (tests/limits.py): a refutation ends at its
+    first model."""
+    verdict = run_breaker(breaker_named(name), timeout=SOLVER_LIMIT)
     assert verdict.ok and verdict.text == "rulebook", verdict
     kills = [r for r in verdict.rows if r["role"] == "kill"]
     assert kills and all(r["result"] == "refuted" and r["replayed"] for r in kills), kills
@@ -182,7 +195,7 @@ def test_rulebook_breaker_refuted_by_equals_reference(name: str) -> None:
 def test_equivalent_mutant_keeps_equals_reference_proved() -> None:
     """An edit of the rule book that changes no output (saturating at ``>= 2^31 - 1``
     instead of ``>``): equals-reference still proves on the saturating paths."""
-    verdict = run_breaker(breaker_named("rb-saturate-at-max-inclusive"), timeout=300.0)
+    verdict = run_breaker(breaker_named("rb-saturate-at-max-inclusive"), timeout=SOLVER_LIMIT)
     assert verdict.ok and verdict.equivalent, verdict
     assert verdict.rows and all(r["role"] == "keep" and r["result"] == "proved"
                                 for r in verdict.rows)

@@ -27,8 +27,9 @@ from tcspec.proofs.stages import traced_inputs
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.catalog import build_dot, input_layout, lookup
 from tcspec.spec.scalar import SCALAR
+from tests.limits import SOLVER_LIMIT
 
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 
 
 def _desc(name: str):

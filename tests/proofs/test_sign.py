@@ -26,8 +26,9 @@ from tcspec.spec.catalog import lookup
 from tcspec.spec.convert import encode_float
 from tcspec.spec.formats import FORMATS
 from tcspec.spec.scalar import SCALAR
+from tests.limits import SOLVER_LIMIT
 
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 
 
 def _desc(name: str):
@@ -102,20 +103,21 @@ def test_cheap_grouped_lemmas_are_proved() -> None:
     lemmas = {q.name: q for q in grouped_lemmas(desc, 16)}
     for name in ("group-units-4", "c-units", "encode-zero-f32", "raw-range-scale-pair",
                  "flip-c"):
-        assert decide(lemmas[name], "bitwuzla", 60).result == PROVED, name
+        assert decide(lemmas[name], "bitwuzla", SOLVER_LIMIT).result == PROVED, name
 
 
 def test_group_units_need_the_window_and_the_counterexample_replays() -> None:
     """Without ``top raw <= q + 39`` a group's units can be the minimum of their width."""
     unguarded = group_units_query(_desc("dense-nvfp4"), 4, guarded=False)
-    outcome = decide(unguarded, "bitwuzla", 60)
+    outcome = decide(unguarded, "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == REFUTED  # replayed on the scalar lowering
     units = outcome.words["units"]
     assert bin(units).count("1") == 1 and units.bit_length() > 39
 
 
 def test_leaving_c_alone_is_refuted_with_a_replayed_counterexample() -> None:
-    outcome = decide(sign_query(_desc("dense-e2m1"), 1, "a", flip_c=False), "bitwuzla", 60)
+    outcome = decide(sign_query(_desc("dense-e2m1"), 1, "a", flip_c=False), "bitwuzla",
+                     SOLVER_LIMIT)
     assert outcome.result == REFUTED
     d = SCALAR.const(outcome.words["d"], 32)
     assert outcome.words["d_flipped"] != negated(SCALAR, d, FORMATS["f32"]).node
@@ -123,8 +125,8 @@ def test_leaving_c_alone_is_refuted_with_a_replayed_counterexample() -> None:
 
 def test_specials_and_apply_lemmas_are_proved() -> None:
     desc = _desc("dense-bf16")
-    assert decide(specials_query(desc, 2, "a"), "bitwuzla", 60).result == PROVED
-    assert decide(apply_specials_query(desc), "bitwuzla", 60).result == PROVED
+    assert decide(specials_query(desc, 2, "a"), "bitwuzla", SOLVER_LIMIT).result == PROVED
+    assert decide(apply_specials_query(desc), "bitwuzla", SOLVER_LIMIT).result == PROVED
 
 
 def test_encode_is_not_odd_at_the_minimum_so_the_lemma_excludes_it() -> None:

@@ -26,8 +26,9 @@ from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import build_dot, compact_sparse, logical_k_step, lookup
 from tcspec.spec.descriptor import SPARSE_CHUNKS, Descriptor
 from tcspec.spec.sparse import CHUNK_SIZES, LEGAL_SELECTORS, chunk_selectors
+from tests.limits import SOLVER_LIMIT
 
-FAST = Settings(second_solver=None, timeout=60)
+FAST = Settings(second_solver=None, timeout=SOLVER_LIMIT)
 UNSCALED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e5m2",
             "sparse-e2m3", "sparse-e3m2", "sparse-e2m1")
 
@@ -150,7 +151,7 @@ def test_a_group_count_the_chain_does_not_cover_fails_the_row(monkeypatch) -> No
 def test_wrong_mask_is_refuted_and_replayed() -> None:
     desc = lookup("sparse-tf32").descriptor
     query = sparse.masking_query(desc, 2, swapped_halves)
-    outcome = decide(query, "bitwuzla", 60)
+    outcome = decide(query, "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == REFUTED
     assert outcome.words["sparse"] != outcome.words["masked_dense"]
 
@@ -164,7 +165,7 @@ def test_non_interference_chain_proves_on_build_dots_own_lanes() -> None:
 
 def test_selection_lemma_refutes_agreement_on_the_wrong_positions() -> None:
     outcome = decide(sparse.selection_lemma(lookup("sparse-tf32").descriptor, 4,
-                                            swapped_halves), "bitwuzla", 60)
+                                            swapped_halves), "bitwuzla", SOLVER_LIMIT)
     assert outcome.result == REFUTED and "meta0" in outcome.words
 
 
@@ -217,7 +218,7 @@ def test_block_chain_front_proves_on_nvfp4_k32() -> None:
     assert sum(n.startswith("units-relate") for n in names) == 4 + 1
     for query in queries[2:]:
         if query.name.startswith(("chunk-maxima", "maxima-agree", "quanta-range")):
-            assert decide(query, "bitwuzla", 60).result == PROVED, query.name
+            assert decide(query, "bitwuzla", SOLVER_LIMIT).result == PROVED, query.name
 
 
 def test_within_and_below_power_state_their_bounds_exactly() -> None:

@@ -31,6 +31,7 @@ from tcspec.smt.solve import SOLVERS, run_script
 from tcspec.spec.algorithms import c_exempt
 from tcspec.spec.catalog import CATALOG, input_layout
 from tcspec.spec.provenance import semantics_sha256
+from tests.limits import SOLVER_LIMIT
 
 HANDFUL = ["dense-tf32", "sparse-nvfp4", "mixed-e2m1-e4m3-f16", "i8-s8-u8-saturate",
            "dense-mx-e4m3-e5m2", "sm_80-mma-m16n8k16-f16-f16-c16-d16"]
@@ -103,15 +104,15 @@ def _check_library(names: list[str], per_datapath: int) -> None:
     records = [r for name in names for r in vectors_for(name, per_datapath)]
     assert len(records) >= len(names)
     for solver in SOLVERS:
-        result = run_script(_query(records), solver=solver, timeout=120)
+        result = run_script(_query(records), solver=solver, timeout=SOLVER_LIMIT)
         assert result.unsat, f"{solver}: {result.describe()} on {names}"
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_library_functions_agree_with_the_vectors(solver):
     records = [r for name in HANDFUL for r in vectors_for(name, 2)]
-    assert run_script(_query(records), solver=solver, timeout=120).unsat
-    assert run_script(_query(records, flip=True), solver=solver, timeout=120).sat
+    assert run_script(_query(records), solver=solver, timeout=SOLVER_LIMIT).unsat
+    assert run_script(_query(records, flip=True), solver=solver, timeout=SOLVER_LIMIT).sat
 
 
 @pytest.mark.full
@@ -234,7 +235,8 @@ def test_translation_validation_example_of_the_readme():
         f"(assert (distinct (tcgen05.dense-tf32 {lanes} z z z z z z z z z) z))\n")
     finite = " ".join(f"(distinct ((_ extract 30 23) a{i}) #xff)" for i in range(8))
     library = smtlib_text(select(["dense-tf32"]))
-    proved = run_script(library + claim + f"(assert (and {finite}))\n(check-sat)\n", timeout=60)
+    proved = run_script(library + claim + f"(assert (and {finite}))\n(check-sat)\n",
+                        timeout=SOLVER_LIMIT)
     assert proved.unsat, proved.describe()
-    refuted = run_script(library + claim + "(check-sat)\n", timeout=60)
+    refuted = run_script(library + claim + "(check-sat)\n", timeout=SOLVER_LIMIT)
     assert refuted.sat and any((refuted.model[f"a{i}"] >> 23) & 0xFF == 0xFF for i in range(8))

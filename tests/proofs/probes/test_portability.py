@@ -1,7 +1,9 @@
 """Architecture differences by solver (proofs/probes/portability.py): pair probes, the
 portability table, fingerprint suites and ``classify --arch``.
 
-Small queries only (a few seconds each); the committed table's witnesses all replay.
+Small queries only (a few seconds each), each given tests/limits.py's limit; the committed
+table's witnesses all replay. ``compare``'s cut-point proofs keep their own caps (10 s a
+lemma, 30 s in all), more than 10 x what the one cut-point test needs.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tcspec.proofs.probes.portability import (
     side,
 )
 from tcspec.spec.catalog import CATALOG, Datapath, input_layout, lookup
+from tests.limits import SOLVER_LIMIT
 
 ROOT = Path(__file__).resolve().parents[3]
 TABLE = ROOT / "proofs" / "PORTABILITY.json"
@@ -41,7 +44,7 @@ def _replayed(result: port.Comparison) -> dict[str, int]:
 
 
 def test_split_k_against_one_window_gives_a_replayed_witness():
-    result = compare(side(AMPERE_F16), side(HOPPER_F16), timeout=60)
+    result = compare(side(AMPERE_F16), side(HOPPER_F16), timeout=SOLVER_LIMIT)
     assert result.status == DIFFER and result.k == 16
     words = _replayed(result)
     assert words == result.witness.words
@@ -51,15 +54,16 @@ def test_split_k_against_one_window_gives_a_replayed_witness():
 def test_chained_half_k_against_the_full_instruction():
     """Hopper does not split: two chained k8 steps differ from one k16 window; Ampere's
     k16 is its k8 chained twice (the same term)."""
-    hopper = compare(side(HOPPER_F16_K8), side(HOPPER_F16), timeout=60)
+    hopper = compare(side(HOPPER_F16_K8), side(HOPPER_F16), timeout=SOLVER_LIMIT)
     assert hopper.status == DIFFER and hopper.witness.live_lanes < 16
     assert len(set(_replayed(hopper).values())) == 2
-    ampere = compare(side("sm_80-mma-m16n8k8-f16-f16-c32-d32"), side(AMPERE_F16), timeout=60)
+    ampere = compare(side("sm_80-mma-m16n8k8-f16-f16-c32-d32"), side(AMPERE_F16),
+                     timeout=SOLVER_LIMIT)
     assert ampere.status == EQUAL and ampere.method == SAME_TERM
 
 
 def test_same_qualifier_on_two_architectures_is_unsat():
-    result = compare(side(HOPPER_F16), side(BLACKWELL_F16), timeout=60)
+    result = compare(side(HOPPER_F16), side(BLACKWELL_F16), timeout=SOLVER_LIMIT)
     assert result.status == EQUAL
     assert result.calls and result.calls[-1][1].unsat
 
@@ -70,7 +74,7 @@ def test_the_unsat_stops_when_one_side_is_broken(monkeypatch):
     broken = dataclasses.replace(desc, params=dataclasses.replace(desc.params,
                                                                   zeros_in_max=False))
     monkeypatch.setitem(CATALOG, BLACKWELL_F16, Datapath(BLACKWELL_F16, broken))
-    result = compare(side(HOPPER_F16), side(BLACKWELL_F16), timeout=60)
+    result = compare(side(HOPPER_F16), side(BLACKWELL_F16), timeout=SOLVER_LIMIT)
     assert result.status == DIFFER
     words = _replayed(result)
     assert words[HOPPER_F16] != words[BLACKWELL_F16]
@@ -78,7 +82,7 @@ def test_the_unsat_stops_when_one_side_is_broken(monkeypatch):
 
 def test_a_model_on_one_side():
     """Hopper against itself with B200's zero rule (``--vs-model b200-zeros``)."""
-    result = compare(side(HOPPER_F16), side(HOPPER_F16, "b200-zeros"), timeout=60)
+    result = compare(side(HOPPER_F16), side(HOPPER_F16, "b200-zeros"), timeout=SOLVER_LIMIT)
     assert result.status == DIFFER
     assert set(result.witness.words) == {HOPPER_F16, f"{HOPPER_F16}[b200-zeros]"}
 
@@ -97,7 +101,8 @@ def test_incompatible_formats_and_chains_are_refused(capsys):
 
 def test_probe_vs_datapath_cli(capsys):
     assert main(["probe", "--datapath", "sm_70-mma-m8n8k4-f16-f16-c32-d32",
-                 "--vs-datapath", "sm_75-mma-m8n8k4-f16-f16-c32-d32"]) == 0
+                 "--vs-datapath", "sm_75-mma-m8n8k4-f16-f16-c32-d32",
+                 "--timeout", str(SOLVER_LIMIT)]) == 0
     out, err = capsys.readouterr()
     assert "differ at K=4" in out and "replayed on both compiled lowerings" in out
     assert "sat by bitwuzla" in err
@@ -246,12 +251,12 @@ def test_cut_points_prove_a_chain_equal_and_a_breaker_stops_it(monkeypatch):
     D back to a C word, so the terms differ and cut points decide. Breaker: the k32's
     window at 14 fraction bits instead of 13."""
     k16, k32 = "sm_89-mma-m16n8k16-e4m3-e4m3-c16-d16", "sm_89-mma-m16n8k32-e4m3-e4m3-c16-d16"
-    result = compare(side(k16), side(k32), timeout=60)
+    result = compare(side(k16), side(k32), timeout=SOLVER_LIMIT)
     assert result.status == EQUAL and result.method == port.CUT_POINTS
     desc = lookup(k32).descriptor
     broken = dataclasses.replace(desc, params=dataclasses.replace(desc.params, window=14))
     monkeypatch.setitem(CATALOG, k32, Datapath(k32, broken))
-    result = compare(side(k16), side(k32), timeout=60)
+    result = compare(side(k16), side(k32), timeout=SOLVER_LIMIT)
     assert result.status == DIFFER
     assert len(set(_replayed(result).values())) == 2
 
@@ -276,6 +281,6 @@ def test_b200_f16_d_equality_rests_on_the_window(monkeypatch):
     desc = lookup(hopper).descriptor
     broken = dataclasses.replace(desc, params=dataclasses.replace(desc.params, window=24))
     monkeypatch.setitem(CATALOG, hopper, Datapath(hopper, broken))
-    result = compare(side("mixed-f16-f16-f16"), side(hopper), timeout=60)
+    result = compare(side("mixed-f16-f16-f16"), side(hopper), timeout=SOLVER_LIMIT)
     assert result.status == DIFFER
     assert len(set(_replayed(result).values())) == 2

@@ -27,6 +27,7 @@ from tcspec.proofs.probes.sensitivity import rule_constants
 from tcspec.proofs.probes.separate import separating_suite
 from tcspec.ref.compiled import compiled_model
 from tcspec.spec.catalog import lookup
+from tests.limits import SOLVER_LIMIT
 
 TF32 = lookup("dense-tf32").descriptor
 NVFP4 = lookup("dense-nvfp4").descriptor
@@ -35,7 +36,7 @@ TWO_LANES = Constraints(active_lanes=2)
 
 @pytest.fixture(scope="module")
 def window24_probes():
-    return find_probes(TF32, "hardware", "window-24", TWO_LANES, count=3, timeout=60)
+    return find_probes(TF32, "hardware", "window-24", TWO_LANES, count=3, timeout=SOLVER_LIMIT)
 
 
 def test_probe_separates_on_the_compiled_lowerings(window24_probes):
@@ -57,7 +58,7 @@ def test_count_gives_pairwise_different_inputs(window24_probes):
 
 def test_equivalence_under_constraints_is_not_a_failure():
     zero = Constraints(shape="c-only", c="zero")
-    report = find_probes(TF32, "hardware", "window-no-clamp", zero, timeout=60)
+    report = find_probes(TF32, "hardware", "window-no-clamp", zero, timeout=SOLVER_LIMIT)
     assert report.status == EQUIVALENT and not report.probes
     assert "equivalent" in report.text(TF32, report.models, zero)
 
@@ -98,7 +99,7 @@ def test_records_and_csv_columns(window24_probes):
 
 def test_separating_suite_covers_every_pair():
     suite = separating_suite(TF32, ["hardware", "window-24", "window-26"], TWO_LANES,
-                             timeout=60)
+                             timeout=SOLVER_LIMIT)
     assert len(suite.covered()) == 3 and not suite.equivalent and not suite.undecided
     assert 1 <= len(suite.suite) <= 3
     assert suite.pool_minimum is not None and suite.pool_minimum <= len(suite.suite)
@@ -133,7 +134,8 @@ def test_cli_bad_input_is_one_line_and_exit_2(argv, capsys):
 def test_cli_writes_csv(tmp_path, capsys):
     out = tmp_path / "p.csv"
     assert main(["probe", "--datapath", "dense-tf32", "--vs", "window-24", "--active-lanes",
-                 "2", "--count", "2", "--format", "csv", "--out", str(out)]) == 0
+                 "2", "--count", "2", "--format", "csv", "--out", str(out),
+                 "--timeout", str(SOLVER_LIMIT)]) == 0
     rows = out.read_text().splitlines()
     assert len(rows) == 3 and rows[0].startswith("name,datapath,a_format")
     assert "verified probe" in capsys.readouterr().out
