@@ -47,8 +47,11 @@ ESTIMATE_FROM_K = 1024
 BYTES_PER_DOT_NODE = 1600
 """Peak memory per node of one traced dot product: measured on ``tf32-ignores-low-bits``
 (two dot products, their SMT-LIB text and the solver's copy; 1.04 GB at K=8192)."""
-SAMPLE_K = 256
-"""The K at which a datapath's dot product is traced to count its nodes per lane."""
+SAMPLE_K = 16
+"""A datapath's dot product is traced at about this K and twice it: the difference gives its
+nodes per lane (the fixed part, C and the final rounding, cancels out)."""
+WARNINGS_SHOWN = 3
+"""Rows past the limit named one by one (the largest); the others are counted in one line."""
 
 
 def _dot_nodes(desc: Any, k: int) -> int:
@@ -62,20 +65,24 @@ def _dot_nodes(desc: Any, k: int) -> int:
     return len(ops)
 
 
-def formula_bytes(spec: RowSpec, sampled: dict[str, float] | None = None) -> int:
-    """Estimated peak memory of deciding ``spec``: nodes per lane of one dot product traced
-    at about :data:`SAMPLE_K` lanes, scaled linearly to the row's K, times
-    :data:`BYTES_PER_DOT_NODE` (a rough figure, within a factor of about 2 for the rows that
-    compare two dot products). ``sampled`` caches nodes per lane by datapath."""
+def formula_bytes(spec: RowSpec, sampled: dict[str, tuple[int, int, float]] | None = None
+                  ) -> int:
+    """Estimated peak memory of deciding ``spec``: the nodes of one dot product at the row's
+    K (traced at about :data:`SAMPLE_K` lanes and twice that, extrapolated linearly, within
+    about 1% at K=1024) times :data:`BYTES_PER_DOT_NODE` (a rough figure, within a factor of
+    about 2 for the rows that compare two dot products). ``sampled`` caches each datapath's
+    (K, nodes, nodes per lane)."""
     from tcspec.spec.catalog import logical_k_step
 
     sampled = {} if sampled is None else sampled
     name = spec.desc.name
     if name not in sampled:
         step = logical_k_step(spec.desc)
-        sample = step * max(1, SAMPLE_K // step)
-        sampled[name] = _dot_nodes(spec.desc, sample) / sample
-    return int(sampled[name] * spec.k * BYTES_PER_DOT_NODE)
+        k = step * max(1, -(-SAMPLE_K // step))
+        nodes = _dot_nodes(spec.desc, k)
+        sampled[name] = (k, nodes, (_dot_nodes(spec.desc, 2 * k) - nodes) / k)
+    k, nodes, per_lane = sampled[name]
+    return int(max(nodes, nodes + per_lane * (spec.k - k)) * BYTES_PER_DOT_NODE)
 
 
 def _available_bytes() -> int | None:
@@ -95,20 +102,25 @@ def _gigabytes(count: float) -> str:
 
 
 def warn_formula_sizes(rows: Sequence[RowSpec]) -> None:
-    """On stderr, before anything is built: each row past :data:`ESTIMATE_FROM_K` whose
-    formula is estimated (:func:`formula_bytes`) past :data:`FORMULA_WARN_BYTES`."""
-    sampled: dict[str, float] = {}
+    """On stderr, before anything is built: the rows past :data:`ESTIMATE_FROM_K` whose
+    formula is estimated (:func:`formula_bytes`) past :data:`FORMULA_WARN_BYTES`, the
+    :data:`WARNINGS_SHOWN` largest by name and the others counted."""
+    sampled: dict[str, tuple[int, int, float]] = {}
+    large = sorted(((formula_bytes(spec, sampled), n, spec) for n, spec in enumerate(rows)
+                    if spec.k > ESTIMATE_FROM_K), key=lambda item: (-item[0], item[1]))
+    large = [item for item in large if item[0] > FORMULA_WARN_BYTES]
+    if not large:
+        return
     available = _available_bytes()
-    for spec in rows:
-        if spec.k <= ESTIMATE_FROM_K:
-            continue
-        needed = formula_bytes(spec, sampled)
-        if needed <= FORMULA_WARN_BYTES:
-            continue
-        room = f"; this machine has {_gigabytes(available)} available" if available else ""
+    room = f"; this machine has {_gigabytes(available)} available" if available else ""
+    for needed, _, spec in large[:WARNINGS_SHOWN]:
         print(f"tcspec: warning: {spec.prop.name} on {spec.desc.name} at K={spec.k} builds a "
               f"formula of about {_gigabytes(needed)} (a rough estimate{room}); it may take "
               "minutes to build, and Ctrl-C stops it", file=sys.stderr, flush=True)
+    if len(large) > WARNINGS_SHOWN:
+        print(f"tcspec: warning: {len(large) - WARNINGS_SHOWN} more row(s) past "
+              f"{_gigabytes(FORMULA_WARN_BYTES)} (up to {_gigabytes(large[WARNINGS_SHOWN][0])})",
+              file=sys.stderr, flush=True)
 
 
 def report_paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -249,7 +261,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
                        every=args.all_properties)
     targets = report_paths(args) if args.report else None
     if args.k is not None:
-        warn_formula_sizes(rows)
+        with Heartbeat("prove: estimating formula sizes"):
+            warn_formula_sizes(rows)
     interrupted: RowsInterruptedError | None = None
     with _report_directory(args), (atomic_paths(list(targets), replace=True) if targets
                                    else contextlib.nullcontext()) as temps:
