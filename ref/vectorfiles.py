@@ -179,6 +179,25 @@ def cross_check(obj: dict[str, Any], desc: AnyDescriptor, expected: int) -> None
                              f"{desc.name}")
 
 
+def existing_file(path: str | Path, what: str) -> Path:
+    """``path`` when it is a file; else ValueError saying what it is instead (missing, a
+    directory, something else), ``what`` naming the file the caller wanted."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; give the {what} itself (.jsonl or .jsonl.gz)")
+    if path.exists():
+        raise ValueError(f"{path} is not a regular file; give the {what} itself")
+    raise ValueError(f"no such {what}: {path}")
+
+
+def json_line_problem(exc: json.JSONDecodeError) -> str:
+    """Why one line of a JSON-lines file is not JSON: the decoder's message and column (its
+    own ``line 1`` counts within that line, not the file, so it is left out)."""
+    return f"not JSON ({exc.msg} at column {exc.colno})"
+
+
 @dataclass
 class BadLine:
     """A line that could not be read as a vector, and why."""
@@ -255,7 +274,7 @@ def read_vectors(path: str | Path) -> Iterator[Record | BadLine]:
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
-                yield BadLine(number, f"not JSON ({exc.msg} at column {exc.colno})")
+                yield BadLine(number, json_line_problem(exc))
                 continue
             except RecursionError:
                 yield BadLine(number, "not JSON this reader accepts (nested too deeply)")

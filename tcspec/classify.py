@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tcspec.ref.compiled import compiled_model
-from tcspec.ref.vectorfiles import BadLine, Record, read_vectors
+from tcspec.ref.vectorfiles import BadLine, Record, existing_file, read_vectors
 from tcspec.smt.progress import Heartbeat
 from tcspec.spec.candidates import CANDIDATES, candidate_named
 from tcspec.spec.catalog import is_specified
@@ -135,9 +135,7 @@ def classify_records(items: Iterable[Record | BadLine], candidates: Sequence[str
 
 def classify_file(path: str | Path, candidates: Sequence[str] | None = None) -> Classification:
     """:func:`classify_records` over one observed file (``OSError`` if it cannot be read)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"no such observed file: {path}")
+    path = existing_file(path, "observed-words file")
     return classify_records(read_vectors(path), resolve_candidates(candidates))
 
 

@@ -105,6 +105,8 @@ def source_of(x: Any, what: str) -> Source:
         library = "torch"
         x = _torch_array(x, what)
     array = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if not array.dtype.isnative:
+        array = array.byteswap().view(array.dtype.newbyteorder("="))
     if array.dtype == np.float16:
         return Source(array.view(np.uint16), "f16", None, library)
     if array.dtype in NUMPY_FLOATS:
@@ -116,6 +118,10 @@ def source_of(x: Any, what: str) -> Source:
         if name == "bfloat16":
             bits = bits.astype(np.uint32) << np.uint32(16)
         return Source(bits, ML_DTYPES[name], None, library)
+    if array.dtype.kind in "iub":
+        raise ValueError(f"{what} must be a float array, got integers (dtype {array.dtype}): "
+                         "matmul and quantize take float values; raw operand words, the "
+                         "integer MMAs (s8/u8) included, go to tcspec.mma or tcspec.gemm")
     raise ValueError(f"{what} must be a float array (float32, float64, float16, or an "
                      f"ml_dtypes/torch {', '.join(ML_DTYPES)} array), got dtype {array.dtype}")
 

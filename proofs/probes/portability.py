@@ -30,6 +30,7 @@ from typing import Any
 
 from tcspec.proofs.probes.equivalence import prove_equal
 from tcspec.ref.compiled import compiled_model
+from tcspec.ref.vectorfiles import existing_file, json_line_problem
 from tcspec.smt.progress import Heartbeat
 from tcspec.smt.solve import DEFAULT_SOLVER, SolveResult, check_sat
 from tcspec.smt.trace import TraceOps
@@ -855,7 +856,9 @@ def read_observed(path: Path) -> tuple[list[Observed], list[tuple[int, str]]]:
                     0 <= expected < 1 << width):
                 raise ValueError(f"expected must be a {width}-bit word, got {expected!r}")
             good.append(Observed(number, key, layout, words, expected, obj.get("name")))
-        except (ValueError, TypeError, json.JSONDecodeError) as exc:
+        except json.JSONDecodeError as exc:
+            bad.append((number, json_line_problem(exc)))
+        except (ValueError, TypeError) as exc:
             bad.append((number, str(exc)))
     return good, bad
 
@@ -890,9 +893,7 @@ class ArchVerdicts:
 
 def classify_observed(path: str | Path) -> tuple[list[ArchVerdicts], list[tuple[int, str]]]:
     """Each datapath of each observed format group run (chained) on every line."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"no such observed file: {path}")
+    path = existing_file(path, "observed-words file")
     lines, bad = read_observed(path)
     groups = format_groups()
     verdicts: dict[FormatKey, ArchVerdicts] = {}

@@ -40,7 +40,7 @@ from tcspec.hw.table import (
 )
 from tcspec.outputs import atomic_file
 from tcspec.ref.inputs import prepare_dot, resolve_fields
-from tcspec.ref.vectorfiles import DESCRIPTOR_FIELDS
+from tcspec.ref.vectorfiles import DESCRIPTOR_FIELDS, json_line_problem
 from tcspec.spec.arch import ArchDescriptor
 from tcspec.spec.descriptor import Descriptor
 from tcspec.words import UsageError, hex_word
@@ -86,7 +86,10 @@ def _json_lines(path: Path) -> Iterator[Line | Unreadable]:
                 desc = resolve_fields(fields, meta is not None)
                 prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
                             obj.get("scale_b"), meta)
-            except (ValueError, TypeError, KeyError, json.JSONDecodeError) as exc:
+            except json.JSONDecodeError as exc:
+                yield Unreadable(label, json_line_problem(exc))
+                continue
+            except (ValueError, TypeError, KeyError) as exc:
                 yield Unreadable(label, f"{type(exc).__name__}: {exc}")
                 continue
             if obj.get("name"):

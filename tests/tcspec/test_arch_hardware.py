@@ -39,6 +39,7 @@ def _h200_file(tmp_path):
         line = dict(lines[i], gpu="H200", provenance="hardware", source="test stand-in")
         if i == differing:
             line["expected"] = b200(*records[i].words)
+            line["expected_hex"] = f"0x{line['expected']:08X}"
         out.append(line)
     path = tmp_path / "h200.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in out))

@@ -57,6 +57,7 @@ def test_observed_words_of_another_model_flip_the_verdict(tmp_path):
     for number, line in enumerate(tf32, 1):
         record = parse_record(line, number)
         line["expected"] = compiled_model("exact-rne", record.descriptor)(*record.words)
+        line["expected_hex"] = f"0x{line['expected']:08X}"
     path = tmp_path / "observed.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in tf32))
     result = classify_file(path, ["hardware", "exact-rne"])

@@ -155,3 +155,47 @@ def test_the_api_takes_whole_numbers_of_jobs() -> None:
     a = np.zeros((2, 8), np.uint32)
     for jobs in (None, 1, 2, np.int64(2)):
         assert evaluate("tf32", a, a, np.zeros(2, np.uint32), jobs=jobs).tolist() == [0, 0]
+
+
+# ------------------------------------------------------------------ messages that misled
+
+
+def test_a_big_endian_array_is_read_by_its_values() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((4, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 4)).astype(np.float32)
+    c = rng.standard_normal((4, 4)).astype(np.float32)
+    native = matmul(a, b, c, a_format="tf32")
+    swapped = matmul(a.astype(">f4"), b.astype(">f4"), c.astype(">f4"), a_format="tf32")
+    assert native.view(np.uint32).tolist() == swapped.view(np.uint32).tolist()
+
+
+def test_matmul_of_integer_arrays_points_to_mma_and_gemm() -> None:
+    a = np.ones((2, 32), np.int8)
+    with pytest.raises(ValueError, match=r"A must be a float array, got integers \(dtype "
+                                         r"int8\).*tcspec\.mma or tcspec\.gemm"):
+        matmul(a, a.T.copy(), a_format="s8")
+
+
+@pytest.mark.parametrize("arch", [[], ["--arch"]])
+def test_classify_of_a_directory_says_it_is_one(arch: list[str], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "classify", *arch, str(tmp_path))
+    assert code == 2 and f"{tmp_path} is a directory; give the observed-words file" in err
+    code, _, err = run(capsys, "classify", *arch, str(tmp_path / "none.jsonl"))
+    assert code == 2 and "no such observed-words file" in err
+
+
+def test_a_json_error_names_the_files_line_and_the_column(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tcspec.hw.run import Unreadable, read_lines
+
+    good = json.dumps(_frozen_line("tf32-0"))
+    path = tmp_path / "observed.jsonl"
+    path.write_text(f"{good}\n{good}\n{{\"a\": [1, 2,, 3]}}\n")
+    (bad,) = [item for item in read_lines(path) if isinstance(item, Unreadable)]
+    assert bad.label == "observed.jsonl:3"
+    assert bad.problem == "not JSON (Expecting value at column 13)"
+    _, out, _ = run(capsys, "classify", "--arch", str(path))
+    assert "malformed line 3: not JSON (Expecting value at column 13)" in out
+    assert "line 1 column" not in out
