@@ -192,10 +192,14 @@ def existing_file(path: str | Path, what: str) -> Path:
     raise ValueError(f"no such {what}: {path}")
 
 
-def json_line_problem(exc: json.JSONDecodeError) -> str:
-    """Why one line of a JSON-lines file is not JSON: the decoder's message and column (its
-    own ``line 1`` counts within that line, not the file, so it is left out)."""
-    return f"not JSON ({exc.msg} at column {exc.colno})"
+def json_line_problem(exc: json.JSONDecodeError, text: str) -> str:
+    """Why ``text``, one line of a JSON-lines file, is not JSON: the decoder's message and
+    the column within the line (the decoder's own line and column count the trailing
+    newline, so a line cut short read as ``line 2 column 1``)."""
+    end = len(text.rstrip("\r\n"))
+    if exc.pos >= end:
+        return f"not JSON ({exc.msg} at the end of the line, column {end + 1}: cut short?)"
+    return f"not JSON ({exc.msg} at column {exc.pos + 1})"
 
 
 @dataclass
@@ -274,7 +278,7 @@ def read_vectors(path: str | Path) -> Iterator[Record | BadLine]:
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
-                yield BadLine(number, json_line_problem(exc))
+                yield BadLine(number, json_line_problem(exc, text))
                 continue
             except RecursionError:
                 yield BadLine(number, "not JSON this reader accepts (nested too deeply)")

@@ -857,7 +857,7 @@ def read_observed(path: Path) -> tuple[list[Observed], list[tuple[int, str]]]:
                 raise ValueError(f"expected must be a {width}-bit word, got {expected!r}")
             good.append(Observed(number, key, layout, words, expected, obj.get("name")))
         except json.JSONDecodeError as exc:
-            bad.append((number, json_line_problem(exc)))
+            bad.append((number, json_line_problem(exc, text)))
         except (ValueError, TypeError) as exc:
             bad.append((number, str(exc)))
     return good, bad

@@ -87,7 +87,7 @@ def _json_lines(path: Path) -> Iterator[Line | Unreadable]:
                 prepare_dot(desc, obj["a"], obj["b"], obj["c"], obj.get("scale_a"),
                             obj.get("scale_b"), meta)
             except json.JSONDecodeError as exc:
-                yield Unreadable(label, json_line_problem(exc))
+                yield Unreadable(label, json_line_problem(exc, text))
                 continue
             except (ValueError, TypeError, KeyError) as exc:
                 yield Unreadable(label, f"{type(exc).__name__}: {exc}")

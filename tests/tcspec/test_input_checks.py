@@ -199,3 +199,15 @@ def test_a_json_error_names_the_files_line_and_the_column(
     _, out, _ = run(capsys, "classify", "--arch", str(path))
     assert "malformed line 3: not JSON (Expecting value at column 13)" in out
     assert "line 1 column" not in out
+
+
+def test_a_line_cut_short_is_said_to_end_early_not_at_column_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cut = json.dumps(_frozen_line("tf32-0"))[:40]
+    path = tmp_path / "cut.jsonl"
+    path.write_text(cut + "\n")
+    (bad,) = read_vectors(path)
+    assert isinstance(bad, BadLine)
+    assert bad.problem.endswith(f"at the end of the line, column {len(cut) + 1}: cut short?)")
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 2 and "column 1)" not in err and "cut short" in err
