@@ -76,3 +76,15 @@ def test_vs_datapath_refuses_out(tmp_path: Path, capsys: pytest.CaptureFixture[s
                        "--out", str(tmp_path / "p.jsonl"))
     assert code == 2 and "writes no probes" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["export", "--lang", "smtlib", "--datapath", "tf32"],
+                                  ["export", "--lang", "smtlib", "--datapath", "tf32",
+                                   "--form", "script"],
+                                  ["smtlib", "--datapath", "tf32"]])
+def test_export_without_output_writes_only_smtlib_to_stdout(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and err == ""
+    assert all(line[:1] in ("", ";", "(", " ") for line in out.splitlines()), out[:300]
+    assert "exported" not in out and "wrote" not in out
