@@ -127,7 +127,8 @@ def test_ctrl_c_in_the_second_opinions_keeps_the_first_pass_verdict(
     _interrupt_second_opinions(monkeypatch)
     package = runner.REPORT_JSON.read_bytes()
     out_dir = tmp_path / "report"
-    code = main(["prove", "--property", "tf32-ignores-low-bits", "--report", str(out_dir)])
+    code = main(["prove", "--property", "tf32-ignores-low-bits", "--no-cache",
+                 "--report", str(out_dir)])
     out, err = capsys.readouterr()
     assert code == 130
     assert "tf32-ignores-low-bits" in out and " proved " in out
@@ -148,7 +149,7 @@ def test_prove_report_dir_merges_without_touching_other_rows(tmp_path, capsys,
     kept byte for byte, and the package report is never written."""
     package_json, package_md = runner.REPORT_JSON.read_bytes(), runner.REPORT_MD.read_bytes()
     code = main(["prove", "--property", "tf32-ignores-low-bits", "--second-solver", "none",
-                 "--report", str(tmp_path)])
+                 "--no-cache", "--report", str(tmp_path)])
     assert code == 0 and f"wrote {tmp_path / 'REPORT.json'}" in capsys.readouterr().out
     assert runner.REPORT_JSON.read_bytes() == package_json
     assert runner.REPORT_MD.read_bytes() == package_md
