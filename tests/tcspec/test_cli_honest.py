@@ -187,7 +187,7 @@ def test_probe_sensitivity_prints_a_heartbeat(capsys, monkeypatch):
     import tcspec.probe as probe
 
     monkeypatch.setattr(tcspec.smt.progress, "HEARTBEAT_SECONDS", 0.1)
-    monkeypatch.setattr(probe, "sensitivity_table", lambda *a, **k: (time.sleep(0.6), _Slow())[1])
+    monkeypatch.setattr(probe, "sensitivity_table", lambda *a, **k: (time.sleep(1.0), _Slow())[1])
     code, out, err = run(capsys, "probe", "--datapath", "nvfp4", "--sensitivity")
     assert code == 0 and "table" in out and "still working" in err
 
@@ -197,7 +197,7 @@ def test_prove_prints_a_heartbeat_while_a_row_runs(capsys, monkeypatch):
 
     monkeypatch.setattr(tcspec.smt.progress, "HEARTBEAT_SECONDS", 0.1)
     monkeypatch.setattr(prove, "run_rows",
-                        lambda rows, settings, *progress: (time.sleep(0.6), [])[1])
+                        lambda rows, settings, *progress: (time.sleep(1.0), [])[1])
     code, _, err = run(capsys, "prove", "--fast")
     assert code == 0 and "still working" in err
 
