@@ -21,6 +21,10 @@ Krohm):
    differs: it becomes a new sample and the proposals are *refined*.
 4. Finally each **output pair** is asked the same way (locally, then over its whole cone)
    with the output time limit.
+5. **Cases.** The outputs are split first on the left side's special-value ``ite`` chain
+   and on the caller's hints; when a case's outputs stay open, on the selector of the
+   first undecided pair's ``ite`` (found by the sweep, not declared): two texts that
+   choose between the same sums in different places are equal case by case.
 
 Every solver answer that is used is ``unsat`` of a query whose assertions over-approximate
 (cut) or equal (merged) the real DAG under the assumptions, so ``proved`` means: for every
@@ -94,6 +98,7 @@ class EngineStats:
     refined: int = 0
     undecided: int = 0
     cases: int = 0
+    splits_found: list[str] = field(default_factory=list)
     uncut: int = 0
     local_queries: int = 0
     cone_queries: int = 0
@@ -105,7 +110,8 @@ class EngineStats:
         return {"nodes_left": self.nodes_left, "nodes_right": self.nodes_right,
                 "samples": self.samples, "proposed": self.proposed, "proved": self.proved,
                 "structural": self.structural, "sums": self.sums, "refined": self.refined,
-                "undecided": self.undecided, "cases": self.cases, "uncut": self.uncut,
+                "undecided": self.undecided, "cases": self.cases,
+                "splits_found": list(self.splits_found), "uncut": self.uncut,
                 "local_queries": self.local_queries,
                 "cone_queries": self.cone_queries, "cache_hits": self.cache_hits,
                 "solver_seconds": round(self.solver_seconds, 2),
@@ -114,10 +120,13 @@ class EngineStats:
     def summary(self) -> str:
         slow = f"; slowest pair {self.slowest[0]:.1f}s ({self.slowest[1]})" \
             if self.slowest[1] else ""
+        found = f" (split on {', '.join(self.splits_found)}, found)" if self.splits_found \
+            else ""
         return (f"{self.proposed} pairs proposed, {self.proved} proved "
                 f"({self.structural} by structure, {self.sums} of them sums in another order), "
                 f"{self.refined} refined, "
-                f"{self.undecided} undecided, {self.cases} cases; {self.uncut} cut-points refined; "
+                f"{self.undecided} undecided, {self.cases} cases{found}; "
+                f"{self.uncut} cut-points refined; "
                 f"{self.local_queries} local and "
                 f"{self.cone_queries} cone queries, {self.cache_hits} from the cache, "
                 f"{self.solver_seconds:.1f}s solving{slow}")
@@ -159,6 +168,9 @@ MAX_SPLIT = 3
 
 MAX_DEPTH = 3
 """Nested case splits."""
+
+MAX_FOUND_SPLITS = 2
+"""Nested case splits on selectors the sweep found (:meth:`Sweep.found_split`)."""
 
 MIN_OUTPUT = 5.0
 """Seconds an output query always gets, even past the row budget."""
@@ -246,6 +258,7 @@ class Sweep:
         self.image: dict[int, Node] = {}
         self.reps: set[int] = set()
         self.first_undecided = ""
+        self.undecided: list[_Proposal] = []
         self.case = ""
         self.stop_at: float | None = None
         self.matched: set[int] = set()
@@ -558,6 +571,7 @@ class Sweep:
                     raise AssertionError(f"a model of the merged DAG does not separate "
                                          f"{self.describe(proposal)} on the real one")
                 self.stats.undecided += 1
+                self.undecided.append(proposal)
                 if not self.first_undecided:
                     self.first_undecided = self.describe(proposal)
                 break
@@ -609,6 +623,19 @@ class Sweep:
             conditions.append(node.args[0])
             node = node.args[2]
         return self._chain_cases(conditions)
+
+    def found_split(self) -> Node | None:
+        """A condition to split on that the sweep found: the selector of the first
+        undecided pair's ``ite`` (left side first) that is still open in the merged DAG.
+        Two sides that choose between the same two sums in different places (``ite`` of
+        sums against a sum of ``ite``s, or a shared stand-in chosen under a condition) are
+        equal case by case, where each case's selector is a constant."""
+        for p in self.undecided:
+            for node in (p.left, p.right):
+                if node is not None and node.op == "ite" and \
+                        not self.img(node.args[0]).is_const:
+                    return node.args[0]
+        return None
 
     def hint_cases(self, condition: Node, carry: Sequence[Node] = ()) -> list[Case]:
         """The two cases ``condition`` and ``!condition`` of a caller's hint (a node of
@@ -741,7 +768,8 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
            samples: Mapping[str, Sequence[int]], settings: EngineSettings, cache: ProofCache,
            labels: dict[int, str], worker: SolverWorker, replay: Replay | None,
            stats: EngineStats, depth: int, case: str = "",
-           splits: Sequence[Node] = (), stop_at: float | None = None) -> EquivalenceResult:
+           splits: Sequence[Node] = (), stop_at: float | None = None,
+           found: int = 0) -> EquivalenceResult:
     sweep = Sweep(pairs, assumptions, samples, settings, cache, labels, worker)
     sweep.case = case
     sweep.stop_at = stop_at
@@ -765,7 +793,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
         name = f"{case} & {sub.name}" if case else sub.name
         result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
                         sub.labels, worker, replay, stats, depth + (0 if splits else 1),
-                        name, sub.carried if splits else (), stop_at)
+                        name, sub.carried if splits else (), stop_at, found)
         if result.result != PROVED:
             return result
     if cases:
@@ -790,6 +818,22 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     result = sweep.outputs(replay, timeout)
     if result is not None:
         return result
+    condition = sweep.found_split() if found < MAX_FOUND_SPLITS else None
+    if condition is not None and (stop_at is None or time.monotonic() < stop_at):
+        found_cases = sweep.hint_cases(condition)
+        stats.splits_found.append(found_cases[0].name)
+        for sub in found_cases:
+            if stop_at is not None and time.monotonic() > stop_at:
+                return sweep._result(UNKNOWN, stopped=f"the run's {settings.row_budget:g}s "
+                                     f"were spent before case {sub.name}{where}")
+            stats.cases += 1
+            name = f"{case} & {sub.name}" if case else sub.name
+            result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
+                            sub.labels, worker, replay, stats, depth, name, (), stop_at,
+                            found + 1)
+            if result.result != PROVED:
+                return result
+        return sweep._result(PROVED)
     left, right = sweep.open_pair
     stopped = sweep.first_undecided or sweep.describe(_Proposal(left, right, "equal"))
     return sweep._result(UNKNOWN, stopped=f"the outputs{where} were not decided within "

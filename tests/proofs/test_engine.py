@@ -17,6 +17,7 @@ from tcspec.proofs.engine import (
     structure_key,
 )
 from tcspec.proofs.engine.sums import equal_sums
+from tcspec.proofs.engine.sweep import Sweep, _Proposal
 from tcspec.smt.trace import TraceOps, evaluate
 
 FAST = EngineSettings(local_timeout=10, cone_timeout=20, output_timeout=30, quick_output=0)
@@ -208,3 +209,28 @@ def test_a_spent_row_budget_is_unknown_never_proved():
                               settings=spent, replay=_replay(left, right), splits=[some])
     assert result.result == UNKNOWN
     assert "were spent before case" in result.stopped
+
+
+def test_an_undecided_ite_pair_is_split_on_its_selector_the_engine_found():
+    ops = TraceOps()
+    a, b, d = (ops.variable(n, 32) for n in "abd")
+    chosen = ops.ne(ops.variable("c", 1), 0)
+
+    def hard(x):
+        return ops.mul(ops.add(ops.mul(x, x), a), ops.bvxor(x, a))
+
+    left = ops.add(ops.ite(chosen, hard(b), hard(d)), 1)
+    right = ops.add(hard(ops.ite(chosen, b, d)), 1)
+    tight = EngineSettings(local_timeout=1, cone_timeout=1, output_timeout=2, quick_output=0)
+    result = prove_equivalent([(left, right)],
+                              samples=_samples({"a": 32, "b": 32, "d": 32, "c": 1}),
+                              settings=tight, replay=_replay(left, right))
+    assert result.result == PROVED, result.stopped
+    if result.stats.undecided:
+        assert len(result.stats.splits_found) == 1 and result.stats.cases == 2
+    sweep = Sweep([(left.node, right.node)], [], _samples({"a": 32, "b": 32, "d": 32, "c": 1}),
+                  tight)
+    sweep.undecided.append(_Proposal(left.node.args[0], right.node.args[0], "equal"))
+    assert sweep.found_split() is chosen.node
+    sweep.image[chosen.node.id] = sweep.merged.p_bool_const(True)
+    assert sweep.found_split() is None
