@@ -170,7 +170,7 @@ MARKDOWN_HEADER = (
 
 
 def markdown_row(r: dict[str, Any]) -> str:
-    """One README table row (dots/s with thousands separators)."""
+    """One throughput table row (dots/s with thousands separators)."""
     def rate(value: float | None) -> str:
         return "-" if value is None else f"{value:,.0f}"
 
@@ -182,7 +182,7 @@ def markdown_row(r: dict[str, Any]) -> str:
 
 def run_benchmarks(names: Sequence[str] | None, rows: int, scalar_seconds: float,
                    as_json: bool = False, markdown: bool = False) -> list[dict[str, Any]]:
-    """Measure ``names`` (default :data:`DEFAULT_DATAPATHS`); print a table, the README's
+    """Measure ``names`` (default :data:`DEFAULT_DATAPATHS`); print a table, docs/benchmarks.md's
     Markdown table, or JSON."""
     results = []
     if markdown:

@@ -170,7 +170,7 @@ def _load() -> str:
 def run_api_benchmarks(names: Sequence[str] | None, shape: tuple[int, int, int],
                        repeats: int, cores: Sequence[int] = (1, 2), as_json: bool = False,
                        markdown: bool = False) -> list[dict[str, Any]]:
-    """Measure and print the ``--api`` table (or JSON, or the README's Markdown)."""
+    """Measure and print the ``--api`` table (or JSON, or docs/benchmarks.md's Markdown)."""
     rows: list[dict[str, Any]] = []
     load_before = _load()
     for name in names or API_DATAPATHS:

@@ -199,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                    default=1.0,
                    help="time budget per scalar measurement")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--markdown", action="store_true", help="the README's throughput table")
+    p.add_argument("--markdown", action="store_true",
+                   help="the throughput table as Markdown (docs/benchmarks.md)")
     p.add_argument("--api", action="store_true",
                    help="evaluate, gemm and matmul beside the kernel they reach, 1 and 2 cores")
     p.add_argument("--shape", default="512,512,4096", help="--api: the gemm shape M,N,K")
