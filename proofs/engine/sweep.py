@@ -21,7 +21,11 @@ Krohm):
    differs: it becomes a new sample and the proposals are *refined*.
 4. Finally each **output pair** is asked the same way (locally, then over its whole cone)
    with the output time limit.
-5. **Cases.** The outputs are split first on the left side's special-value ``ite`` chain
+5. **Lemmas.** A pair still undecided whose left side is a special-value ``ite`` chain
+   (the D word of one step, which the next step reads as C) is decided as an output of its
+   own over the merged DAG, with the case split of step 6, in a share of the budget left;
+   proved, it is merged and the next step sees one C.
+6. **Cases.** The outputs are split first on the left side's special-value ``ite`` chain
    and on the caller's hints; when a case's outputs stay open, on the selector of the
    first undecided pair's ``ite`` (found by the sweep, not declared): two texts that
    choose between the same sums in different places are equal case by case.
@@ -98,6 +102,7 @@ class EngineStats:
     refined: int = 0
     undecided: int = 0
     cases: int = 0
+    lemmas: int = 0
     splits_found: list[str] = field(default_factory=list)
     uncut: int = 0
     local_queries: int = 0
@@ -110,7 +115,7 @@ class EngineStats:
         return {"nodes_left": self.nodes_left, "nodes_right": self.nodes_right,
                 "samples": self.samples, "proposed": self.proposed, "proved": self.proved,
                 "structural": self.structural, "sums": self.sums, "refined": self.refined,
-                "undecided": self.undecided, "cases": self.cases,
+                "undecided": self.undecided, "cases": self.cases, "lemmas": self.lemmas,
                 "splits_found": list(self.splits_found), "uncut": self.uncut,
                 "local_queries": self.local_queries,
                 "cone_queries": self.cone_queries, "cache_hits": self.cache_hits,
@@ -125,7 +130,8 @@ class EngineStats:
         return (f"{self.proposed} pairs proposed, {self.proved} proved "
                 f"({self.structural} by structure, {self.sums} of them sums in another order), "
                 f"{self.refined} refined, "
-                f"{self.undecided} undecided, {self.cases} cases{found}; "
+                + (f"{self.lemmas} decided as lemmas, " if self.lemmas else "")
+                + f"{self.undecided} undecided, {self.cases} cases{found}; "
                 f"{self.uncut} cut-points refined; "
                 f"{self.local_queries} local and "
                 f"{self.cone_queries} cone queries, {self.cache_hits} from the cache, "
@@ -171,6 +177,15 @@ MAX_DEPTH = 3
 
 MAX_FOUND_SPLITS = 2
 """Nested case splits on selectors the sweep found (:meth:`Sweep.found_split`)."""
+
+MAX_LEMMAS = 8
+"""Undecided internal pairs one run decides as outputs of their own (:func:`_lemma`)."""
+
+MIN_LEMMA_WIDTH = 16
+"""The narrowest pair decided as a lemma (an F16 word)."""
+
+LEMMA_SHARE = 3
+"""A lemma gets at most 1/LEMMA_SHARE of the row budget left when it starts."""
 
 MIN_OUTPUT = 5.0
 """Seconds an output query always gets, even past the row budget."""
@@ -266,6 +281,8 @@ class Sweep:
         self._index: dict[bytes, list[Node]] | None = None
         self._sizes: dict[int, int] = {}
         self.started = time.monotonic()
+        self.lemma: Callable[[Sweep, _Proposal], bool] | None = None
+        """Decides an undecided pair as an output of its own (:func:`_prove` sets it)."""
 
     # ------------------------------------------------------------------ images
 
@@ -551,14 +568,7 @@ class Sweep:
                 verdict, words = self.decide(proposal, self.settings.cone_timeout)
                 if verdict == PROVED:
                     self.stats.proved += 1
-                    if proposal.left is None:
-                        self.image[node.id] = self.merged.p_bool_const(bool(proposal.value))
-                        break
-                    image = self._related(self.img(proposal.left), proposal.relation,
-                                          node.width)
-                    self.image[node.id] = image
-                    self.reps.add(self.img(proposal.left).id)
-                    self.matched.add(node.id)
+                    self._merge(node, proposal)
                     break
                 if verdict == REFUTED and self._confirm(proposal, words):
                     self.stats.refined += 1
@@ -570,12 +580,34 @@ class Sweep:
                 if verdict == REFUTED:
                     raise AssertionError(f"a model of the merged DAG does not separate "
                                          f"{self.describe(proposal)} on the real one")
+                if self.lemma is not None and self._lemma_candidate(proposal) and \
+                        self.lemma(self, proposal):
+                    self.stats.proved += 1
+                    self.stats.lemmas += 1
+                    self._merge(node, proposal)
+                    break
                 self.stats.undecided += 1
                 self.undecided.append(proposal)
                 if not self.first_undecided:
                     self.first_undecided = self.describe(proposal)
                 break
             self.img(node)
+
+    def _merge(self, node: Node, proposal: _Proposal) -> None:
+        if proposal.left is None:
+            self.image[node.id] = self.merged.p_bool_const(bool(proposal.value))
+            return
+        self.image[node.id] = self._related(self.img(proposal.left), proposal.relation,
+                                            node.width)
+        self.reps.add(self.img(proposal.left).id)
+        self.matched.add(node.id)
+
+    def _lemma_candidate(self, p: _Proposal) -> bool:
+        """Whether an undecided pair is a word worth deciding as a lemma: an ``equal``
+        pair whose left side is a special-value ``ite`` chain (:meth:`_splits`) at least
+        16 bits wide, such as the D word of one step that the next step reads as C."""
+        return p.relation == "equal" and p.left is not None and \
+            (p.left.width or 0) >= MIN_LEMMA_WIDTH and self._splits(p.left)
 
     def outputs(self, replay: Replay | None, timeout: float | None
                 ) -> EquivalenceResult | None:
@@ -769,10 +801,13 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
            labels: dict[int, str], worker: SolverWorker, replay: Replay | None,
            stats: EngineStats, depth: int, case: str = "",
            splits: Sequence[Node] = (), stop_at: float | None = None,
-           found: int = 0) -> EquivalenceResult:
+           found: int = 0, lemmas: bool = True) -> EquivalenceResult:
     sweep = Sweep(pairs, assumptions, samples, settings, cache, labels, worker)
     sweep.case = case
     sweep.stop_at = stop_at
+    if lemmas:
+        sweep.lemma = lambda inner, p: _lemma(inner, p, settings, cache, worker, stats, depth,
+                                              stop_at)
     sweep.stats = stats
     stats.nodes_left = max(stats.nodes_left, sweep.stats_nodes[0])
     stats.nodes_right = max(stats.nodes_right, sweep.stats_nodes[1])
@@ -793,7 +828,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
         name = f"{case} & {sub.name}" if case else sub.name
         result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
                         sub.labels, worker, replay, stats, depth + (0 if splits else 1),
-                        name, sub.carried if splits else (), stop_at, found)
+                        name, sub.carried if splits else (), stop_at, found, lemmas)
         if result.result != PROVED:
             return result
     if cases:
@@ -830,7 +865,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
             name = f"{case} & {sub.name}" if case else sub.name
             result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
                             sub.labels, worker, replay, stats, depth, name, (), stop_at,
-                            found + 1)
+                            found + 1, lemmas)
             if result.result != PROVED:
                 return result
         return sweep._result(PROVED)
@@ -838,6 +873,34 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     stopped = sweep.first_undecided or sweep.describe(_Proposal(left, right, "equal"))
     return sweep._result(UNKNOWN, stopped=f"the outputs{where} were not decided within "
                          f"{timeout:g}s; first undecided pair: {stopped}")
+
+
+def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCache,
+           worker: SolverWorker, stats: EngineStats, depth: int,
+           stop_at: float | None) -> bool:
+    """Decide the undecided pair ``p`` as an output of its own: its two merged images
+    (every pair below it already merged) under the sweep's assumptions, with the output's
+    case split on its left side's special-value chain, in at most 1/:data:`LEMMA_SHARE` of
+    the budget left. A pair proved so is merged like any other (the D word of one step
+    that the next step reads as C: the next step then sees one C). No lemma inside a
+    lemma; a lemma that is not proved leaves the pair undecided."""
+    if stats.lemmas >= MAX_LEMMAS or p.left is None:
+        return False
+    now = time.monotonic()
+    if stop_at is not None:
+        if now >= stop_at:
+            return False
+        stop_at = now + (stop_at - now) / LEMMA_SHARE
+    left, right = sweep.img(p.left), sweep._rebuilt(p.right)
+    name = f"lemma {sweep.describe(p)}"
+    if sweep.case:
+        name = f"{sweep.case} & {name}"
+    result = _prove([(left, right)], sweep._assumption_images(), sweep.sim.samples,
+                    settings, cache, {}, worker, None, stats, depth, name, (), stop_at,
+                    MAX_FOUND_SPLITS, lemmas=False)
+    if DEBUG:
+        print(f"[engine] {name}: {result.result} in {time.monotonic() - now:.1f}s", flush=True)
+    return result.result == PROVED
 
 
 def _early_refutation(sweep: Sweep, replay: Replay | None) -> EquivalenceResult | None:

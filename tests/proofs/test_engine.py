@@ -234,3 +234,30 @@ def test_an_undecided_ite_pair_is_split_on_its_selector_the_engine_found():
     assert sweep.found_split() is chosen.node
     sweep.image[chosen.node.id] = sweep.merged.p_bool_const(True)
     assert sweep.found_split() is None
+
+
+def test_an_undecided_step_word_is_decided_as_a_lemma_and_merged_for_the_next_step():
+    ops = TraceOps()
+    a, b, d, e = (ops.variable(n, 64) for n in "abde")
+    special = ops.ne(ops.variable("c", 1), 0)
+
+    def hard(x):
+        return ops.mul(ops.add(ops.mul(x, x), a), ops.bvxor(x, a))
+
+    def step(word):
+        return ops.ite(ops.eq(e, 0), e, ops.add(ops.mul(word, e), hard(e)))
+
+    left_word = ops.ite(special, hard(b), hard(d))
+    right_word = hard(ops.ite(special, b, d))
+    instant = EngineSettings(local_timeout=0.01, cone_timeout=0.01, output_timeout=0.01,
+                             quick_output=0)
+    words = {"a": 64, "b": 64, "d": 64, "e": 64, "c": 1}
+    left, right = step(left_word), step(right_word)
+    result = prove_equivalent([(left, right)], samples=_samples(words), settings=instant,
+                              replay=_replay(left, right))
+    assert result.result == PROVED, result.stopped
+    assert result.stats.lemmas == 1 and "1 decided as lemmas" in result.stats.summary()
+    wrong = step(hard(ops.ite(special, b, a)))
+    result = prove_equivalent([(left, wrong)], samples=_samples(words), settings=instant,
+                              replay=_replay(left, wrong))
+    assert result.result == REFUTED
