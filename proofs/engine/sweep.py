@@ -24,7 +24,8 @@ Krohm):
 5. **Lemmas.** A pair still undecided whose left side is a special-value ``ite`` chain
    (the D word of one step, which the next step reads as C) is decided as an output of its
    own over the merged DAG, with the case split of step 6, in a share of the budget left;
-   proved, it is merged and the next step sees one C.
+   proved, it is merged and the next step sees one C; a later pair above it is asked
+   with that word cut (every C word, as the step itself was proved) before its whole cone.
 6. **Cases.** The outputs are split first on the left side's special-value ``ite`` chain
    and on the caller's hints; when a case's outputs stay open, on the selector of the
    first undecided pair's ``ite`` (found by the sweep, not declared): two texts that
@@ -281,6 +282,8 @@ class Sweep:
         self._index: dict[bytes, list[Node]] | None = None
         self._sizes: dict[int, int] = {}
         self.started = time.monotonic()
+        self.lemma_cuts: set[int] = set()
+        """Merged nodes proved by a lemma: a pair's cone query cuts them first."""
         self.lemma: Callable[[Sweep, _Proposal], bool] | None = None
         """Decides an undecided pair as an output of its own (:func:`_prove` sets it)."""
 
@@ -471,6 +474,15 @@ class Sweep:
                 break
         if cone_timeout is None:
             return UNKNOWN, {}
+        lemmas = {c for c in cut_points if c in self.lemma_cuts}
+        if lemmas and lemmas != chosen:
+            verdict, _ = self._local(roots, lemmas, cone_timeout)
+            if verdict == PROVED:
+                self._timed(started, p)
+                return PROVED, {}
+            if verdict is None:
+                self._timed(started, p)
+                return UNKNOWN, {}
         self.stats.cone_queries += 1
         answer = self._solve(roots, cone_timeout, "cone")
         self._timed(started, p)
@@ -494,7 +506,7 @@ class Sweep:
         self.stats.local_queries += 1
         return self._solve(cut_roots, self.settings.local_timeout / 4, "local").unsat
 
-    def _local(self, roots: list[Node], chosen: set[int]
+    def _local(self, roots: list[Node], chosen: set[int], timeout: float | None = None
                ) -> tuple[str | None, dict[str, int]]:
         """The query with the ``chosen`` merged nodes cut: ``(proved, {})``; ``(refuted,
         words)`` when its model is a real one (every cut node's value is the one the inputs
@@ -502,7 +514,7 @@ class Sweep:
         did not decide."""
         cut_roots, _ = cut_nodes(roots, lambda n: f"cut!{n.id}" if n.id in chosen else None)
         self.stats.local_queries += 1
-        answer = self._solve(cut_roots, self.settings.local_timeout, "local")
+        answer = self._solve(cut_roots, timeout or self.settings.local_timeout, "local")
         if DEBUG and answer.seconds > 0.5:
             ops: dict[str, int] = {}
             for n in walk(cut_roots):
@@ -585,6 +597,7 @@ class Sweep:
                     self.stats.proved += 1
                     self.stats.lemmas += 1
                     self._merge(node, proposal)
+                    self.lemma_cuts.add(self.img(proposal.left).id)
                     break
                 self.stats.undecided += 1
                 self.undecided.append(proposal)
