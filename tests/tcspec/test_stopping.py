@@ -30,11 +30,19 @@ from tcspec.proofs.core import PROVED, Row, Settings
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGTERM at their defaults. A suite started in the
+    background (``nohup pytest &``) inherits SIGINT ignored, and tcspec rightly leaves an
+    ignored signal alone, so the child would never see the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", "import sys; from tcspec.cli import main; "
                              "sys.exit(main())", *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=_default_signals)
 
 
 def _wait_for(child: subprocess.Popen[str], text: str, limit: float = 60.0) -> str:
@@ -228,7 +236,8 @@ sys.exit(cli.main())
 def _stuck(tmp_path: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", STUCK], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, stdin=subprocess.DEVNULL)
+                            start_new_session=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=_default_signals)
 
 
 def test_a_second_ctrl_c_always_stops(tmp_path):
