@@ -693,11 +693,11 @@ class Sweep:
                      carry: Sequence[Node] = ()) -> list[Case]:
         if not conditions:
             return []
-        left, right = self.pairs[0]
-        lroot, rroot = self.img(left), self.img(right)
+        images = [(self.img(left), self.img(right)) for left, right in self.pairs]
+        roots = [n for pair in images for n in pair]
         table = TraceOps()
         assumptions = self._assumption_images()
-        base = rebuild([lroot, rroot, *assumptions, *conditions], table, {})
+        base = rebuild([*roots, *assumptions, *conditions], table, {})
         merged_labels: dict[int, str] = {}
         for original in self.left_nodes:
             label = self.labels.get(original.id)
@@ -713,7 +713,7 @@ class Sweep:
             chains = [[(c, value) for c in conditions] for value in (True, False)]
         for literals in chains:
             substitute = {c.id: table.p_bool_const(value) for c, value in literals}
-            mapping = rebuild([lroot, rroot, *carry], table, substitute)
+            mapping = rebuild([*roots, *carry], table, substitute)
             hypothesis = [base[a.id] for a in assumptions] + [
                 base[c.id] if value else table.p_bnot(base[c.id]) for c, value in literals]
             name = " & ".join(("" if value else "!") + self._label(c).split(" (")[0]
@@ -722,7 +722,8 @@ class Sweep:
             for old, new in mapping.items():
                 if old in merged_labels:
                     labels_here.setdefault(new.id, merged_labels[old])
-            found.append(Case(name, [(mapping[lroot.id], mapping[rroot.id])], hypothesis,
+            found.append(Case(name, [(mapping[x.id], mapping[y.id]) for x, y in images],
+                              hypothesis,
                               labels_here, [mapping[c.id] for c in carry]))
         return found
 

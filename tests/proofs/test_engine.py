@@ -261,3 +261,14 @@ def test_an_undecided_step_word_is_decided_as_a_lemma_and_merged_for_the_next_st
     result = prove_equivalent([(left, wrong)], samples=_samples(words), settings=instant,
                               replay=_replay(left, wrong))
     assert result.result == REFUTED
+
+
+def test_a_case_split_keeps_every_output_pair():
+    """Cases split on the first pair's special-value chain carry the other pairs too."""
+    ops = TraceOps()
+    a, b = ops.variable("a", 32), ops.variable("b", 32)
+    first = ops.ite(ops.eq(b, 0), a, ops.add(a, b))
+    rare = ops.ite(ops.eq(a, 0x9E3779B9), ops.add(a, 1), a)
+    result = prove_equivalent([(first, first), (a, rare)],
+                              samples=_samples({"a": 32, "b": 32}), settings=FAST)
+    assert result.result == REFUTED and result.words["a"] == 0x9E3779B9
