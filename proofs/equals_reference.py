@@ -119,10 +119,12 @@ def _meta_word(rng: random.Random, selection: str, legal: bool) -> int:
 REGIMES = ("raw", "band", "band", "zeros", "special", "tiny", "huge", "cancel")
 
 
-def samples_for(name: str, count: int = SAMPLES, seed: int = 0) -> dict[str, list[int]]:
-    """``count`` input samples of datapath ``name`` (module docstring), by input word name."""
+def samples_for(name: str, count: int = SAMPLES, seed: int = 0,
+                layout: Sequence[tuple[str, int]] | None = None) -> dict[str, list[int]]:
+    """``count`` input samples of datapath ``name`` (module docstring), by input word name;
+    ``layout`` (name, width) pairs for another K than the instruction's."""
     rec = parse(name)
-    layout = rulebook.layout(name)
+    layout = rulebook.layout(name) if layout is None else list(layout)
     rng = random.Random(f"{name}:{seed}")
     columns: dict[str, list[int]] = {word: [] for word, _ in layout}
     widths = dict(layout)
@@ -147,7 +149,7 @@ def samples_for(name: str, count: int = SAMPLES, seed: int = 0) -> dict[str, lis
                 value = _meta_word(rng, rec.selection or "", rng.random() > 0.2)
             columns[word].append(value)
         if regime == "cancel" and lanes:
-            for i in range(1, rec.k, 2):
+            for i in range(1, len(lanes) // 2, 2):
                 a_f = FIELD_TABLE.get(rec.a_format)
                 columns[f"b{i}"][-1] = columns[f"b{i - 1}"][-1]
                 flip = 1 << a_f.sign_bit if a_f and a_f.sign_bit is not None else 0

@@ -10,6 +10,9 @@ The public API (SEMANTICS.md section 6 names every datapath and descriptor field
   block scales included); :class:`Chain`, :class:`SplitK`, :class:`Promote`
   the accumulation patterns ``gemm`` and ``matmul`` take;
 - :func:`formula`: a datapath as Z3 terms and SMT-LIB2 text;
+- :func:`equiv`: prove a user's implementation (SMT-LIB, Python over the ops protocol)
+  equal to a datapath for all inputs, or get replayed input words where it differs;
+  :func:`datapath_word` and :func:`convert_word` are its building blocks;
 - :mod:`tcspec.strategies`: hypothesis strategies of raw words for every
   format and datapath (``pip install 'tcspec[test]'``), to property-test an
   emulator or a kernel against the specification.
@@ -29,7 +32,8 @@ _PUBLIC = {"evaluate": "tcspec.api", "mma": "tcspec.api", "mma_dot": "tcspec.api
            "gemm": "tcspec.chaining", "matmul": "tcspec.floats", "quantize": "tcspec.quantization",
            "Quantized": "tcspec.quantization", "Chain": "tcspec.accumulation",
            "Promote": "tcspec.accumulation", "SplitK": "tcspec.accumulation",
-           "formula": "tcspec.smt.formula"}
+           "formula": "tcspec.smt.formula", "equiv": "tcspec.equivalence",
+           "datapath_word": "tcspec.equivalence", "convert_word": "tcspec.equivalence"}
 """Each public name and its module, imported on first use: ``import tcspec`` (a solver child,
 the GPU machine of ``tcspec hw``, which has no solver) loads neither NumPy nor z3."""
 

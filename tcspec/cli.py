@@ -76,6 +76,9 @@ def command(name: str) -> Command:
     if name == "prove":
         from tcspec.prove import cmd_prove
         return cmd_prove
+    if name == "equiv":
+        from tcspec.equivalence import cmd_equiv
+        return cmd_equiv
     raise UsageError(f"unknown command {name!r}")
 
 

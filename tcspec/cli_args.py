@@ -275,6 +275,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", action="store_true", help="name the architecture datapaths "
                    "consistent with the observed words (any K they chain to)")
 
+    p = _sub(sub, "equiv", "prove your implementation equal to a datapath for all inputs, "
+             "or get the input where it differs",
+             "IMPL is FILE.smt2 (a define-fun named impl, or --function NAME, with the\n"
+             "parameters of `tcspec export --lang smtlib --datapath D`), FILE.py:NAME or\n"
+             "module:NAME (a Python function NAME(ops, words) over the ops protocol); see\n"
+             "docs/equiv.md. Exit status: 0 equal, 1 differs or unknown, 2 bad input.")
+    p.add_argument("impl", metavar="IMPL", help="FILE.smt2, FILE.py:NAME or module:NAME")
+    p.add_argument("--datapath", required=True, help="the catalogued datapath (tcspec list)")
+    p.add_argument("--function", help="the SMT-LIB function to compare (default: impl)")
+    p.add_argument("--top", help="the Verilog top module (Verilog is not yet read)")
+    p.add_argument("--assume", action="append", choices=("finite", "legal-metadata"),
+                   help="restrict the inputs (repeatable; printed with every verdict): "
+                   "finite (no NaN or Inf word or scale), legal-metadata (sparse selectors "
+                   "legal)")
+    p.add_argument("--k", type=positive_int("--k"), help="logical K (default: the "
+                   "instruction's; any other K is a model of the datapath)")
+    p.add_argument("--timeout", type=positive_seconds("--timeout"), default=120.0,
+                   help="seconds for the output query (120); the run gets 1.5 x that")
+    p.add_argument("--solver", choices=("bitwuzla", "z3", "cvc5"), default="bitwuzla",
+                   help="SMT solver (bitwuzla)")
+    p.add_argument("--json", action="store_true", help="the verdict as one JSON object")
+
     p = _sub(sub, "tour", "a short guided tour of the arithmetic")
 
     _add_hw_parser(sub)

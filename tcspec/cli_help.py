@@ -179,6 +179,10 @@ EXAMPLES = {
               "tcspec prove --property sign-symmetry --datapath tf32 --second-solver none",
               "tcspec prove --property sign-symmetry --report proof-report/",
               "tcspec prove --jobs 2 --report"],
+    "equiv": ["tcspec equiv --datapath dense-tf32 docs/examples/equiv/tf32.smt2",
+              "tcspec equiv --datapath dense-tf32 docs/examples/equiv/tf32-rne.smt2 --json",
+              "tcspec equiv --datapath sm_89-mma-m16n8k32-e4m3-e4m3-c32-d32 "
+              "docs/examples/equiv/fp8_via_f16.py:impl"],
     "hw": ["tcspec hw list", "tcspec hw run vectors.jsonl --out observed.jsonl"],
 }
 

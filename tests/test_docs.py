@@ -22,7 +22,8 @@ The pages are README.md and docs/*.md. The rule:
   suite) is run by ``.ci/run``, whose test command is its second line.
 - **Transcripts**: a block that shows ``$ tcspec ...`` and its output is run, and every
   output line it shows (``...`` elides lines; a trailing ``(the same ...)`` after two
-  spaces is a note) starts a line of the real output, in order.
+  spaces is a note) starts a line of the real output, in order; it exits 0, or with the
+  status of a last line ``(exit status N)``.
 - **Parsed only**: everything else, because it needs a GPU (``hw``), takes minutes to
   hours (proof matrices, portability, bench, conform, ten-million-case campaigns), writes
   into the repository (``--report``), or reads a file an earlier command makes.
@@ -312,16 +313,22 @@ def _transcripts() -> list[tuple[str, list[str], list[str]]]:
 TRANSCRIPTS = _transcripts()
 
 
+EXIT_LINE = re.compile(r"^\(exit status (\d+)\)$")
+"""A transcript's last line ``(exit status N)`` is the status the command must end with
+(default 0); it is not an output line."""
+
+
 @pytest.mark.parametrize("where, argv, shown", TRANSCRIPTS, ids=[t[0] for t in TRANSCRIPTS])
 def test_transcripts_show_real_output(where: str, argv: list[str], shown: list[str]):
     done = subprocess.run([sys.executable, "-c", "import sys; from tcspec.cli import main; "
                            "sys.exit(main())", *argv[1:]], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-2000:]
+    status = EXIT_LINE.match(shown[-1].strip())
+    assert done.returncode == (int(status.group(1)) if status else 0), done.stderr[-2000:]
     output = done.stdout.split("\n")
     at = 0
     for line in shown:
-        if line.strip() == "...":
+        if line.strip() == "..." or EXIT_LINE.match(line.strip()):
             continue
         bare = re.sub(r"\s{2,}\(the same [^)]*\)$", "", line)
         starts = [i for i in range(at, len(output))
