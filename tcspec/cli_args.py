@@ -278,13 +278,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = _sub(sub, "equiv", "prove your implementation equal to a datapath for all inputs, "
              "or get the input where it differs",
              "IMPL is FILE.smt2 (a define-fun named impl, or --function NAME, with the\n"
-             "parameters of `tcspec export --lang smtlib --datapath D`), FILE.py:NAME or\n"
-             "module:NAME (a Python function NAME(ops, words) over the ops protocol); see\n"
-             "docs/equiv.md. Exit status: 0 equal, 1 differs or unknown, 2 bad input.")
-    p.add_argument("impl", metavar="IMPL", help="FILE.smt2, FILE.py:NAME or module:NAME")
+             "parameters of `tcspec export --lang smtlib --datapath D`), FILE.v or FILE.sv\n"
+             "(a combinational module impl, or --top NAME, with those input ports and an\n"
+             "output d; needs Yosys: the verilog extra), FILE.py:NAME or module:NAME (a\n"
+             "Python function NAME(ops, words) over the ops protocol); see docs/equiv.md.\n"
+             "Exit status: 0 equal, 1 differs or unknown, 2 bad input.")
+    p.add_argument("impl", metavar="IMPL",
+                   help="FILE.smt2, FILE.v, FILE.sv, FILE.py:NAME or module:NAME")
     p.add_argument("--datapath", required=True, help="the catalogued datapath (tcspec list)")
     p.add_argument("--function", help="the SMT-LIB function to compare (default: impl)")
-    p.add_argument("--top", help="the Verilog top module (Verilog is not yet read)")
+    p.add_argument("--top", help="the Verilog top module (default: impl)")
     p.add_argument("--assume", action="append", choices=("finite", "legal-metadata"),
                    help="restrict the inputs (repeatable; printed with every verdict): "
                    "finite (no NaN or Inf word or scale), legal-metadata (sparse selectors "

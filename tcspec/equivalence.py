@@ -13,7 +13,9 @@ An implementation is given as
   the ops protocol (``docs/equiv.md``), with :func:`datapath_word` and
   :func:`convert_word` as building blocks. Replayed on the scalar ops.
 
-Verilog (``FILE.v``/``FILE.sv``) is recognised and refused: this build does not yet read it.
+- ``FILE.v`` or ``FILE.sv``: a combinational module (default top ``impl``, else ``--top``)
+  whose input ports are the parameters above, by name and width, and whose output is
+  ``d``; read through Yosys (:mod:`tcspec.verilog`) and replayed by Yosys's ``eval``.
 """
 
 from __future__ import annotations
@@ -152,6 +154,16 @@ def _z3_evaluator(fn: Function, params: Sequence[tuple[str, int]]
     return evaluate
 
 
+def _verilog_implementation(path: Path, top: str, datapath: str, k: int | None
+                            ) -> Implementation:
+    from tcspec.verilog import verilog_function
+
+    desc = descriptor_of(datapath)
+    layout = [(s.name, s.width) for s in input_layout(desc, desc.k if k is None else k)]
+    build, evaluate = verilog_function(path, top, layout, output_width(desc))
+    return Implementation(f"{path}:{top}", "verilog", build, evaluate)
+
+
 def _python_implementation(spec: str) -> Implementation:
     where, _, name = spec.rpartition(":")
     if not where or not name.isidentifier():
@@ -180,7 +192,8 @@ def _python_implementation(spec: str) -> Implementation:
 
 
 def load_implementation(impl: str | Implementation | Callable[..., BV], datapath: str, *,
-                        function: str | None = None, k: int | None = None) -> Implementation:
+                        function: str | None = None, top: str | None = None,
+                        k: int | None = None) -> Implementation:
     """The implementation ``impl`` names (module docstring), checked against ``datapath``'s
     inputs; UsageError naming the problem."""
     if isinstance(impl, Implementation):
@@ -191,9 +204,7 @@ def load_implementation(impl: str | Implementation | Callable[..., BV], datapath
     if lower.endswith(".smt2") or lower.endswith(".smt"):
         return _smtlib_implementation(Path(impl), function, datapath, k)
     if lower.endswith((".v", ".sv")):
-        raise UsageError(f"{impl}: Verilog implementations are not yet supported by this "
-                         "build (give the design as SMT-LIB, e.g. yosys 'write_smt2', or as "
-                         "a Python function)")
+        return _verilog_implementation(Path(impl), top or "impl", datapath, k)
     if ":" in impl:
         return _python_implementation(impl)
     raise UsageError(f"{impl!r}: an implementation is FILE.smt2, FILE.py:NAME or "
@@ -205,7 +216,8 @@ def load_implementation(impl: str | Implementation | Callable[..., BV], datapath
 
 def equiv(impl: str | Implementation | Callable[..., BV], datapath: str, *,
           assume: Sequence[str] = (), timeout: float = 120.0, k: int | None = None,
-          function: str | None = None, solver: str = "bitwuzla") -> Verdict:
+          function: str | None = None, top: str | None = None,
+          solver: str = "bitwuzla") -> Verdict:
     """Whether ``impl`` gives ``datapath``'s D word for every input meeting ``assume``:
     a :class:`Verdict` (``equal``, ``differs`` with replayed words, or ``unknown``)."""
     desc = descriptor_of(datapath)
@@ -214,7 +226,7 @@ def equiv(impl: str | Implementation | Callable[..., BV], datapath: str, *,
             raise UsageError(f"unknown assumption {which!r} (known: {', '.join(ASSUMPTIONS)})")
     if timeout <= 0:
         raise UsageError(f"timeout must be positive, got {timeout}")
-    implementation = load_implementation(impl, desc.name, function=function, k=k)
+    implementation = load_implementation(impl, desc.name, function=function, top=top, k=k)
     verdict = _check(implementation, desc.name, k=k, assume=assume, timeout=timeout,
                      solver=solver)
     if verdict.result == DIFFERS:
@@ -275,11 +287,8 @@ def _print(verdict: Verdict, d_type: str) -> None:
 
 def cmd_equiv(args: argparse.Namespace) -> int:
     """``tcspec equiv``: exit 0 equal, 1 differs or unknown, 2 bad input."""
-    if args.top is not None:
-        raise UsageError("--top applies to Verilog implementations, which this build does "
-                         "not yet read")
     verdict = equiv(args.impl, args.datapath, assume=args.assume or (),
-                    timeout=args.timeout, k=args.k, function=args.function,
+                    timeout=args.timeout, k=args.k, function=args.function, top=args.top,
                     solver=args.solver)
     if args.json:
         json.dump(verdict.to_json(), sys.stdout)

@@ -13,6 +13,7 @@ import tcspec
 from tcspec.cli import main
 from tcspec.export import smtlib_text
 from tcspec.spec.catalog import descriptor_of
+from tests.limits import SOLVER_LIMIT
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples" / "equiv"
@@ -109,7 +110,7 @@ def test_finite_assumption_is_kept_in_the_counterexample(tmp_path):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["x.v"], "Verilog implementations are not yet supported"),
+    (["x.v"], "no such file: x.v"),
     (["missing.smt2"], "cannot read missing.smt2"),
     (["nofunction.py:impl"], "no such file: nofunction.py"),
     (["json:no_such_function"], "json has no function no_such_function"),
@@ -144,3 +145,21 @@ def test_an_unknown_verdict_is_not_equal(monkeypatch):
     monkeypatch.setattr(engine_side, "prove_equivalent", undecided)
     verdict = tcspec.equiv(lambda ops, words: words["c"], "dense-tf32")
     assert verdict.result == "unknown" and "timeout" in verdict.to_json()["stopped"]
+
+
+def test_the_hand_written_smtlib_tf32_is_equal():
+    """docs/examples/equiv/tf32.smt2, written from SEMANTICS.md alone (a 64-bit integer
+    encoding, its own decoder and window): equal for every input word."""
+    verdict = tcspec.equiv(str(EXAMPLES / "tf32.smt2"), "dense-tf32", timeout=SOLVER_LIMIT)
+    assert verdict.result == "equal", verdict.stopped
+
+
+@pytest.mark.parametrize(("variant", "candidate"), [("tf32-rne", "exact-rne"),
+                                                    ("tf32-no-clamp", None)])
+def test_one_rule_deviations_differ(variant, candidate):
+    verdict = tcspec.equiv(str(EXAMPLES / f"{variant}.smt2"), "dense-tf32",
+                           timeout=SOLVER_LIMIT)
+    assert verdict.result == "differs"
+    assert verdict.spec != verdict.impl
+    if candidate:
+        assert f"candidate model {candidate}" in verdict.stage
