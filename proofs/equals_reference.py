@@ -118,19 +118,29 @@ def _meta_word(rng: random.Random, selection: str, legal: bool) -> int:
 
 REGIMES = ("raw", "band", "band", "zeros", "special", "tiny", "huge", "cancel")
 
+LOW = "low"
+"""A regime for callers that ask for it: products and C near the bottom of D's normal
+range (where window floors and subnormal rules act), C zero half the time (a nonzero C
+holds the window up at its own exponent)."""
+
 
 def samples_for(name: str, count: int = SAMPLES, seed: int = 0,
-                layout: Sequence[tuple[str, int]] | None = None) -> dict[str, list[int]]:
+                layout: Sequence[tuple[str, int]] | None = None,
+                regimes: Sequence[str] = REGIMES) -> dict[str, list[int]]:
     """``count`` input samples of datapath ``name`` (module docstring), by input word name;
-    ``layout`` (name, width) pairs for another K than the instruction's."""
+    ``layout`` (name, width) pairs for another K than the instruction's; ``regimes`` the
+    cycle of regimes (:data:`REGIMES`, optionally :data:`LOW`)."""
     rec = parse(name)
+    d_field = FIELD_TABLE.get(rec.d_format)
+    d_low = 1 - d_field.bias if d_field is not None else 0
     layout = rulebook.layout(name) if layout is None else list(layout)
     rng = random.Random(f"{name}:{seed}")
     columns: dict[str, list[int]] = {word: [] for word, _ in layout}
     widths = dict(layout)
     for index in range(count):
-        regime = REGIMES[index % len(REGIMES)] if index >= 4 else ("zeros", "tiny", "raw",
+        regime = regimes[index % len(regimes)] if index >= 4 else ("zeros", "tiny", "raw",
                                                                      "special")[index]
+        target = d_low + rng.randrange(-20, 2) if regime == LOW else 0
         lanes = [(w, int(w[1:])) for w in columns if w[0] in "ab" and w[1:].isdigit()]
         for word, bits in ((w, widths[w]) for w, _ in layout):
             role = word.rstrip("0123456789")
@@ -141,8 +151,13 @@ def samples_for(name: str, count: int = SAMPLES, seed: int = 0,
                     value = _integer_word(rng, fmt_name, regime, bits)
                 else:
                     band = rng.randrange(1 << f.exp_bits)
-                    value = _float_word(rng, f, "band" if regime == "cancel" else regime,
+                    if regime == LOW:
+                        share = target if role == "c" else target // 2 - rng.randrange(6)
+                        band = min((1 << f.exp_bits) - 1, max(0, share + f.bias))
+                    value = _float_word(rng, f, "band" if regime in ("cancel", LOW) else regime,
                                         band, bits)
+                    if regime == LOW and role == "c" and rng.random() < 0.5:
+                        value = 0
             elif role in ("scale_a", "scale_b"):
                 value = _scale_byte(rng, rec.scaling or "", regime)
             else:
