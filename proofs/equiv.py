@@ -148,7 +148,7 @@ def check(implementation: Implementation, datapath: str, *, k: int | None = None
     inputs = inputs_from(layout, [words[s.name] for s in layout])
     spec_word, stages = recorded(ops, lambda: build_dot(ops, desc, inputs, any_k=k != desc.k))
     legal = metadata_legal(ops, desc, inputs)
-    impl_word = implementation.build(ops, dict(words))
+    impl_word = _built(implementation, ops, words)
     d_bits = output_width(desc)
     if not isinstance(impl_word, BV) or impl_word.width != spec_word.width:
         got = "Bool" if isinstance(impl_word, Bool) else \
@@ -213,6 +213,17 @@ def shrink(words: dict[str, int], replay: Callable[[dict[str, int]], list[tuple[
             if left != right:
                 current = trial
     return current
+
+
+def _built(implementation: Implementation, ops: Ops, words: Mapping[str, BV]) -> Any:
+    """The implementation's D over ``ops``; ValueError naming what it raised (a user's
+    function may raise anything: a wrong name, a Python ``if`` on a traced value)."""
+    try:
+        return implementation.build(ops, dict(words))
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError,
+            AssertionError, NotImplementedError, LookupError) as exc:
+        detail = f"{type(exc).__name__}: {exc}".strip()
+        raise ValueError(f"{implementation.name} raised {detail}") from None
 
 
 def _scalar_evaluator(build: Build, layout: Sequence[Any]) -> Callable[[Mapping[str, int]], int]:

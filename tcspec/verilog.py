@@ -93,7 +93,7 @@ def verilog_function(path: Path, top: str, layout: Sequence[tuple[str, int]], d_
                                f"the datapath's D word is {d_bits}")
         run = netlist_function(module)
     except NetlistError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+        raise UsageError(f"{path}: {str(exc).replace('design.sv', path.name)}") from None
 
     def build(ops: Any, words: Mapping[str, Any]) -> Any:
         return run(ops, words)["d"]

@@ -115,11 +115,26 @@ def test_finite_assumption_is_kept_in_the_counterexample(tmp_path):
     (["nofunction.py:impl"], "no such file: nofunction.py"),
     (["json:no_such_function"], "json has no function no_such_function"),
     (["plainname"], "an implementation is FILE.smt2, FILE.py:NAME or module:NAME"),
+    ([f"{EXAMPLES / 'fp8_via_f16.py'}:impl"], "fp8_via_f16.py:impl raised KeyError: 'a8'"),
+    (["--datapath", "dense-tf99", "x.smt2"], "unknown datapath 'dense-tf99'"),
 ])
 def test_bad_implementations_are_one_line_errors(argv, message, capsys):
     code, _, err = _run(capsys, "equiv", "--datapath", "dense-tf32", *argv)
     assert code == 2
     assert err.startswith("tcspec: error:") and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "defines no function 'impl' (it defines: none"),
+    ("(define-fun impl ((c (_ BitVec 32))) (_ BitVec 32) (bvadd c c)",
+     "line 1: '(' is never closed"),
+    ("(define-fun impl () (_ BitVec 32) #x00000000)", "impl takes 0 parameters and lacks a0"),
+])
+def test_malformed_smtlib_files_are_one_line_errors(text, message, tmp_path, capsys):
+    path = tmp_path / "bad.smt2"
+    path.write_text(text)
+    code, _, err = _run(capsys, "equiv", "--datapath", "dense-tf32", str(path))
+    assert code == 2 and message in err and err.count("\n") == 1, err
 
 
 def test_parameters_are_checked_by_name_and_sort(tf32_export, tmp_path, capsys):

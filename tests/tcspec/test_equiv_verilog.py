@@ -103,6 +103,9 @@ def test_a_round_to_nearest_tf32_module_differs():
      "Module `impl' not found"),
     ("module impl(input [31:0] c, output [31:0] d)\n  assign d = c;\nendmodule\n",
      "Yosys: "),
+    (f"module impl({TF32_PORTS});\n  wire [31:0] x = (x & a0) | c;\n  assign d = x;\n"
+     "endmodule\n", "combinational loop through cell $or$bad.v"),
+    ("", "Module `impl' not found"),
 ])
 def test_bad_modules_are_one_line_errors(body, message, tmp_path, capsys):
     source = tmp_path / "bad.v"
