@@ -56,7 +56,7 @@ from tcspec.validate import (
     print_report,
     report_json,
 )
-from tcspec.words import EXIT_MISMATCH, EXIT_USAGE, ProgressLine, UsageError
+from tcspec.words import EXIT_MISMATCH, EXIT_USAGE, ProgressLine, UsageError, hex_word
 
 CATEGORIES = ("raw", "finite", "edge")
 COLUMNS_FORMAT = "tcspec-columns"
@@ -809,13 +809,23 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"tcspec: error: no usable vector line in {name}{found}", file=sys.stderr)
             status = status if status == EXIT_MISMATCH else EXIT_USAGE
             continue
+        first = _explain_first(report, candidate.name) if args.explain_first else None
         if args.json:
             reports[name] = report_json(report)
+            if first is not None:
+                reports[name]["explain_first"] = first
             print_bad_lines(report.bad_lines)
         else:
             print(f"== {name}" + (f" against model {candidate.name}" if args.model else ""))
             print_report(report, name)
             _print_findings(report)
+            if first is not None:
+                print(f"\nthe first mismatch, line {first['line']} [{first['datapath']}]: "
+                      f"observed {first['observed']}, {candidate.name} gives "
+                      f"{first['model_word']}")
+                print(first["explanation"])
+                if first["diagnosis"]:
+                    print(first["diagnosis"])
         if total.skipped:
             print(f"{total.skipped} line(s) skipped: model {candidate.name!r} does not apply to "
                   f"their datapath (it applies to {candidate.applies_to})")
@@ -827,6 +837,26 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps({"files": reports, "model": candidate.name, "status": status},
                          indent=1))
     return status
+
+
+def _explain_first(report: Report, model: str) -> dict[str, Any] | None:
+    """The first mismatching line (by line number) explained stage by stage as ``model``
+    runs it, and the candidate model that gives its observed word (``tcspec explain``)."""
+    from tcspec.explain import explain, observed_word
+
+    if not report.mismatches:
+        return None
+    first = min(report.mismatches, key=lambda m: m.record.line)
+    rec = first.record
+    d_type = rec.descriptor.d_type
+    try:
+        explanation = explain(rec.descriptor, rec.words, model).text()
+        diagnosis = observed_word(rec.descriptor, rec.words, rec.expected, model)
+    except (ValueError, NotImplementedError) as exc:
+        explanation, diagnosis = f"(no stage explanation for {rec.datapath}: {exc})", ""
+    return {"line": rec.line, "datapath": rec.datapath,
+            "observed": hex_word(rec.expected, d_type), "model_word": hex_word(first.got, d_type),
+            "explanation": explanation, "diagnosis": diagnosis}
 
 
 def _print_findings(report: Report) -> None:

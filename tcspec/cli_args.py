@@ -153,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="NAME",
                    help="check against a candidate model of SEMANTICS.md section 7 "
                         "(default: hardware; see `tcspec list --candidates`)")
+    p.add_argument("--explain-first", action="store_true",
+                   help="explain the first mismatching line stage by stage, and name the "
+                        "candidate model that gives its observed word and where it departs")
 
     p = _sub(sub, "gen", "generate cases with expected words from the specification",
              datapaths_text())

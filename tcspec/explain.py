@@ -669,6 +669,25 @@ def compare(desc: Descriptor, words: Sequence[int], candidate: str,
     return Comparison(left, right, shared, only_left, only_right, first, sentence)
 
 
+def observed_word(desc: Descriptor, words: Sequence[int], observed: int,
+                  model: str = HARDWARE) -> str:
+    """Which candidate model of SEMANTICS.md section 7 gives ``observed`` on ``words``
+    where ``model`` does not, and the first stage where it departs from ``model``; '' where
+    no other candidate applies to ``desc``."""
+    from tcspec.spec.candidates import candidate_names
+
+    layout = input_layout(desc)
+    consts = [SCALAR.const(w, spec.width) for spec, w in zip(layout, words, strict=True)]
+    others = [name for name in candidate_names(desc) if name != model]
+    if not others:
+        return ""
+    for name in others:
+        if int(build_model(SCALAR, name, desc, inputs_from(layout, consts)).node) == observed:
+            return (f"the observed word is candidate model {name}'s; "
+                    + compare(desc, words, name, model).sentence)
+    return "no candidate model of SEMANTICS.md section 7 gives the observed word"
+
+
 def _short(value: str, digits: int = 12) -> str:
     """A long hex-float cut to ``digits`` fraction digits (marked ``...``) for a sentence."""
     mantissa, _, exponent = value.partition("p")

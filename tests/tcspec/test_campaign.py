@@ -208,3 +208,21 @@ def test_gen_parallel_bad_input(tmp_path, capsys, monkeypatch, argv, message):
         base[flag] = value
     code, _, err = run(capsys, "gen", *[item for pair in base.items() for item in pair])
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_explain_first_names_the_model_behind_a_users_words(capsys):
+    """MMA-Sim's published words as a user's kernel outputs: the first mismatching line is
+    explained stage by stage and MMA-Sim is named as the model that gives its word."""
+    from pathlib import Path
+
+    words = Path(__file__).resolve().parents[2] / "ref/vectors/candidates/mma-sim.jsonl"
+    assert main(["check", "--explain-first", str(words)]) == 1
+    out = capsys.readouterr().out
+    assert "the first mismatch, line 1 [dense-bf16]: observed 0xB902C000, hardware gives " \
+        "0xB902C774" in out
+    assert "-- window exponent (SEMANTICS.md 2.4)" in out
+    assert "the observed word is candidate model mma-sim's; They first differ at alignment" \
+        in out
+    assert main(["check", "--explain-first", "--json", str(words)]) == 1
+    first = json.loads(capsys.readouterr().out)["files"][str(words)]["explain_first"]
+    assert first["line"] == 1 and first["observed"] == "0xB902C000"
