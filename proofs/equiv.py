@@ -179,10 +179,7 @@ def check(implementation: Implementation, datapath: str, *, k: int | None = None
                       d_bits=d_bits, stopped=outcome.stopped, detail=outcome.stats.summary())
     if verdict.result == DIFFERS:
         def admissible(values: Mapping[str, int]) -> bool:
-            consts = {s.name: SCALAR.const(values[s.name], s.width) for s in layout}
-            legal_here = metadata_legal(SCALAR, desc, inputs_from(
-                layout, [consts[s.name] for s in layout]))
-            return _holds(assumption_terms(SCALAR, name, consts, assume, legal_here))
+            return _admissible_scalar(name, desc, layout, assume, values)
 
         words_found = {s.name: outcome.words.get(s.name, 0) for s in layout}
         if not admissible(words_found):
@@ -232,3 +229,123 @@ def _scalar_evaluator(build: Build, layout: Sequence[Any]) -> Callable[[Mapping[
         return int(build(SCALAR, words).node)
 
     return evaluate
+
+
+# ------------------------------------------------------------------ a user's property
+
+PROVED, REFUTED = "proved", "refuted"
+
+Relate = Callable[[Ops, Mapping[str, BV]], Mapping[str, BV]]
+Predicate = Callable[..., Bool]
+
+
+@dataclass
+class PropertyVerdict:
+    """One ``tcspec.prove`` answer: ``proved`` for every input meeting the assumptions,
+    ``refuted`` with input words (and each run's D) on which the predicate is false when
+    run on the scalar lowering, or ``unknown``."""
+
+    result: str
+    datapath: str
+    k: int
+    assumptions: list[str]
+    seconds: float
+    inputs: dict[str, int] = field(default_factory=dict)
+    d: list[int] = field(default_factory=list)
+    stopped: str = ""
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "result": self.result, "datapath": self.datapath, "k": self.k,
+            "assumptions": [f"{a}: {ASSUMPTIONS[a]}" for a in self.assumptions],
+            "seconds": round(self.seconds, 2)}
+        if self.result == REFUTED:
+            out["counterexample"] = {
+                "inputs": {name: f"0x{value:X}" for name, value in self.inputs.items()},
+                "d": [f"0x{word:X}" for word in self.d]}
+        if self.result == UNKNOWN:
+            out["stopped"] = self.stopped
+        out["detail"] = self.detail
+        return out
+
+
+def check_property(datapath: str, predicate: Predicate, *, relate: Relate | None = None,
+                   k: int | None = None, assume: Sequence[str] = (), timeout: float = 120.0,
+                   solver: str = "bitwuzla", samples: int = 1024) -> PropertyVerdict:
+    """Decide whether ``predicate`` holds for every input meeting ``assume``. One run:
+    ``predicate(ops, words, d)``; two runs, the second on ``relate(ops, words)`` (a word
+    name -> value map, e.g. every A sign flipped): ``predicate(ops, words, d, words2, d2)``.
+    The predicate returns an ops Bool; the engine proves it equal to true."""
+    started = time.monotonic()
+    desc = descriptor_of(datapath)
+    name = desc.name
+    k = desc.k if k is None else k
+    layout = input_layout(desc, k)
+    assume = list(dict.fromkeys(assume))
+
+    def runs(ops: Ops, words: Mapping[str, BV]) -> tuple[list[Mapping[str, BV]], list[BV]]:
+        inputs = [words]
+        if relate is not None:
+            try:
+                second = dict(relate(ops, dict(words)))
+            except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as exc:
+                raise ValueError(f"relate raised {type(exc).__name__}: {exc}") from None
+            missing = [s.name for s in layout if s.name not in second]
+            if missing:
+                raise ValueError(f"relate's words lack {', '.join(missing[:4])}")
+            inputs.append(second)
+        ds = [build_dot(ops, desc, inputs_from(layout, [w[s.name] for s in layout]),
+                        any_k=k != desc.k) for w in inputs]
+        return inputs, ds
+
+    def holds(ops: Ops, words: Mapping[str, BV]) -> tuple[Bool, list[BV]]:
+        inputs, ds = runs(ops, words)
+        args = [inputs[0], ds[0]] + ([inputs[1], ds[1]] if relate is not None else [])
+        try:
+            value = predicate(ops, *args)
+        except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as exc:
+            raise ValueError(f"the predicate raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(value, Bool):
+            raise ValueError(f"the predicate returns {type(value).__name__}, not an ops Bool "
+                             "(compare with ops.eq, combine with ops.and_)")
+        return value, ds
+
+    ops = TraceOps()
+    words = {s.name: ops.variable(s.name, s.width) for s in layout}
+    statement, _ = holds(ops, words)
+    legal = metadata_legal(ops, desc, inputs_from(layout, [words[s.name] for s in layout]))
+    terms = assumption_terms(ops, name, words, assume, legal)
+
+    def on_scalar(values: Mapping[str, int]) -> tuple[bool, list[int]]:
+        consts = {s.name: SCALAR.const(values.get(s.name, 0), s.width) for s in layout}
+        value, ds = holds(SCALAR, consts)
+        return bool(value.node), [int(d.node) for d in ds]
+
+    def replay(values: dict[str, int]) -> list[tuple[int, int]]:
+        return [(int(on_scalar(values)[0]), 1)]
+
+    settings = EngineSettings(solver=solver, local_timeout=min(timeout, 10.0),
+                              cone_timeout=min(timeout, 15.0), output_timeout=timeout,
+                              row_budget=1.5 * timeout)
+    columns = samples_for(name, samples, layout=[(s.name, s.width) for s in layout],
+                          regimes=(*REGIMES, LOW, LOW))
+    outcome = prove_equivalent([(statement, ops.true())], samples=columns, assumptions=terms,
+                               settings=settings, replay=replay, cache=shared_cache())
+    verdict = PropertyVerdict(outcome.result, name, k, assume, time.monotonic() - started,
+                              stopped=outcome.stopped, detail=outcome.stats.summary())
+    if verdict.result == REFUTED:
+        found = {s.name: outcome.words.get(s.name, 0) for s in layout}
+        verdict.inputs = shrink(found, lambda v: [(int(on_scalar(v)[0]), 1)],
+                                lambda v: _admissible_scalar(name, desc, layout, assume, v))
+        ok, verdict.d = on_scalar(verdict.inputs)
+        if ok:
+            raise RuntimeError("the engine refuted a predicate the scalar run keeps")
+    return verdict
+
+
+def _admissible_scalar(name: str, desc: Any, layout: Sequence[Any], assume: Sequence[str],
+                       values: Mapping[str, int]) -> bool:
+    consts = {s.name: SCALAR.const(values[s.name], s.width) for s in layout}
+    legal = metadata_legal(SCALAR, desc, inputs_from(layout, [consts[s.name] for s in layout]))
+    return _holds(assumption_terms(SCALAR, name, consts, assume, legal))

@@ -13,6 +13,7 @@ The public API (SEMANTICS.md section 6 names every datapath and descriptor field
 - :func:`equiv`: prove a user's implementation (SMT-LIB, Python over the ops protocol)
   equal to a datapath for all inputs, or get replayed input words where it differs;
   :func:`datapath_word` and :func:`convert_word` are its building blocks;
+  :func:`prove`: a property you state over the inputs and D (one run or two);
 - :mod:`tcspec.strategies`: hypothesis strategies of raw words for every
   format and datapath (``pip install 'tcspec[test]'``), to property-test an
   emulator or a kernel against the specification.
@@ -33,7 +34,8 @@ _PUBLIC = {"evaluate": "tcspec.api", "mma": "tcspec.api", "mma_dot": "tcspec.api
            "Quantized": "tcspec.quantization", "Chain": "tcspec.accumulation",
            "Promote": "tcspec.accumulation", "SplitK": "tcspec.accumulation",
            "formula": "tcspec.smt.formula", "equiv": "tcspec.equivalence",
-           "datapath_word": "tcspec.equivalence", "convert_word": "tcspec.equivalence"}
+           "datapath_word": "tcspec.equivalence", "convert_word": "tcspec.equivalence",
+           "prove": "tcspec.equivalence"}
 """Each public name and its module, imported on first use: ``import tcspec`` (a solver child,
 the GPU machine of ``tcspec hw``, which has no solver) loads neither NumPy nor z3."""
 

@@ -74,7 +74,7 @@ def command(name: str) -> Command:
         from tcspec.hw.run import cmd_hw
         return cmd_hw
     if name == "prove":
-        from tcspec.prove import cmd_prove
+        from tcspec.proof_matrix import cmd_prove
         return cmd_prove
     if name == "equiv":
         from tcspec.equivalence import cmd_equiv

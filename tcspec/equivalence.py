@@ -34,11 +34,13 @@ from tcspec.proofs.equiv import (
     DIFFERS,
     EQUAL,
     Implementation,
+    PropertyVerdict,
     Verdict,
+    check_property,
 )
 from tcspec.proofs.equiv import check as _check
 from tcspec.smt.read_smtlib import Function, SmtlibError, read_functions, sort_text
-from tcspec.spec.bitvec import BV, Ops
+from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import (
     build_dot,
     descriptor_of,
@@ -50,8 +52,8 @@ from tcspec.spec.convert import convert_word as _convert_word
 from tcspec.spec.formats import float_format
 from tcspec.words import UsageError, describe_word, hex_word
 
-__all__ = ["ASSUMPTIONS", "Verdict", "convert_word", "datapath_word", "equiv",
-           "load_implementation"]
+__all__ = ["ASSUMPTIONS", "PropertyVerdict", "Verdict", "convert_word", "datapath_word",
+           "equiv", "load_implementation", "prove"]
 
 
 def datapath_word(ops: Ops, datapath: str, words: Mapping[str, BV], k: int | None = None
@@ -232,6 +234,25 @@ def equiv(impl: str | Implementation | Callable[..., BV], datapath: str, *,
     if verdict.result == DIFFERS:
         verdict.stage = first_differing_stage(desc.name, verdict)
     return verdict
+
+
+def prove(datapath: str, predicate: Callable[..., Bool], *,
+          relate: Callable[[Ops, Mapping[str, BV]], Mapping[str, BV]] | None = None,
+          assume: Sequence[str] = (), timeout: float = 120.0, k: int | None = None,
+          solver: str = "bitwuzla") -> PropertyVerdict:
+    """Prove a property a user states over a datapath's inputs and D, for every input
+    meeting ``assume``: ``predicate(ops, words, d)`` returns an ops Bool; with ``relate``
+    (words -> the words of a second run) it is ``predicate(ops, words, d, words2, d2)``.
+    ``proved``, ``refuted`` with input words replayed on the scalar lowering, or
+    ``unknown`` (docs/equiv.md, "Your own property")."""
+    desc = descriptor_of(datapath)
+    for which in assume:
+        if which not in ASSUMPTIONS:
+            raise UsageError(f"unknown assumption {which!r} (known: {', '.join(ASSUMPTIONS)})")
+    if timeout <= 0:
+        raise UsageError(f"timeout must be positive, got {timeout}")
+    return check_property(desc.name, predicate, relate=relate, k=k, assume=assume,
+                          timeout=timeout, solver=solver)
 
 
 def first_differing_stage(datapath: str, verdict: Verdict) -> str:

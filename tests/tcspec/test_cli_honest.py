@@ -193,7 +193,7 @@ def test_probe_sensitivity_prints_a_heartbeat(capsys, monkeypatch):
 
 
 def test_prove_prints_a_heartbeat_while_a_row_runs(capsys, monkeypatch):
-    import tcspec.prove as prove
+    import tcspec.proof_matrix as prove
 
     monkeypatch.setattr(tcspec.smt.progress, "HEARTBEAT_SECONDS", 0.1)
     monkeypatch.setattr(prove, "run_rows",

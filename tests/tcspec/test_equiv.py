@@ -178,3 +178,46 @@ def test_one_rule_deviations_differ(variant, candidate):
     assert verdict.spec != verdict.impl
     if candidate:
         assert f"candidate model {candidate}" in verdict.stage
+
+
+def _flip_a_and_c(ops, words):
+    flipped = dict(words)
+    for i in range(8):
+        flipped[f"a{i}"] = ops.bvxor(words[f"a{i}"], 0x80000000)
+    flipped["c"] = ops.bvxor(words["c"], 0x80000000)
+    return flipped
+
+
+def _negated_or_zero(ops, words, d, words2, d2):
+    return ops.or_(ops.eq(ops.extract(d, 30, 0), 0), ops.eq(d2, ops.bvxor(d, 0x80000000)))
+
+
+def test_a_users_one_run_property_is_proved():
+    """SEMANTICS.md 2.7: a zero result is +0, so D is never the word of -0."""
+    verdict = tcspec.prove("dense-tf32", lambda ops, words, d: ops.ne(d, 0x80000000),
+                           timeout=SOLVER_LIMIT)
+    assert verdict.result == "proved", verdict.stopped
+
+
+def test_a_users_two_run_property_is_refuted_with_replayed_words():
+    """Sign symmetry fails on NaN inputs (the canonical NaN is positive, 2.2)."""
+    verdict = tcspec.prove("dense-tf32", _negated_or_zero, relate=_flip_a_and_c,
+                           timeout=SOLVER_LIMIT)
+    assert verdict.result == "refuted"
+    assert verdict.d == [0x7FFFFFFF, 0x7FFFFFFF]
+    assert verdict.to_json()["counterexample"]["d"] == ["0x7FFFFFFF", "0x7FFFFFFF"]
+
+
+@pytest.mark.full
+def test_sign_symmetry_on_finite_words_is_proved():
+    verdict = tcspec.prove("dense-tf32", _negated_or_zero, relate=_flip_a_and_c,
+                           assume=["finite"], timeout=SOLVER_LIMIT)
+    assert verdict.result == "proved", verdict.stopped
+
+
+def test_a_predicate_that_is_not_a_bool_is_refused():
+    with pytest.raises(ValueError, match="the predicate returns BV, not an ops Bool"):
+        tcspec.prove("dense-tf32", lambda ops, words, d: d)
+    with pytest.raises(ValueError, match="relate's words lack"):
+        tcspec.prove("dense-tf32", lambda ops, w, d, w2, d2: ops.eq(d, d2),
+                     relate=lambda ops, words: {})

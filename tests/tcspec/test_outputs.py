@@ -164,7 +164,7 @@ def test_export_c_refuses_to_overwrite_the_header(tmp_path, capsys):
 
 
 def test_prove_report_holds_the_lock_of_the_report(tmp_path, capsys, monkeypatch):
-    import tcspec.prove as prove
+    import tcspec.proof_matrix as prove
 
     monkeypatch.setattr(prove, "REPORT_JSON", tmp_path / "REPORT.json")
     monkeypatch.setattr(prove, "REPORT_MD", tmp_path / "REPORT.md")
@@ -176,7 +176,7 @@ def test_prove_report_holds_the_lock_of_the_report(tmp_path, capsys, monkeypatch
 
 
 def test_prove_report_replaces_the_report_atomically(tmp_path, capsys, monkeypatch):
-    import tcspec.prove as prove
+    import tcspec.proof_matrix as prove
 
     json_path, md_path = tmp_path / "REPORT.json", tmp_path / "REPORT.md"
     json_path.write_text("old\n")
@@ -221,7 +221,7 @@ def test_hw_run_refuses_an_existing_out_before_opening_a_device(tmp_path, capsys
 
 
 def test_prove_fast_rows_never_reach_the_report(tmp_path, capsys, monkeypatch):
-    import tcspec.prove as prove
+    import tcspec.proof_matrix as prove
 
     monkeypatch.setattr(prove, "REPORT_JSON", tmp_path / "REPORT.json")
     monkeypatch.setattr(prove, "REPORT_MD", tmp_path / "REPORT.md")

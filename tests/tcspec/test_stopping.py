@@ -107,7 +107,7 @@ def test_ctrl_c_while_a_huge_formula_is_built_stops_within_seconds(tmp_path):
 
 
 def test_formula_size_warning_names_the_row_and_the_estimate(capsys):
-    from tcspec.prove import FORMULA_WARN_BYTES, formula_bytes, warn_formula_sizes
+    from tcspec.proof_matrix import FORMULA_WARN_BYTES, formula_bytes, warn_formula_sizes
 
     rows = runner.select_rows("tf32-ignores-low-bits", None, 100_000)
     assert formula_bytes(rows[0]) > FORMULA_WARN_BYTES
