@@ -79,3 +79,18 @@ def test_a_decided_row_is_reused_while_its_key_is_unchanged():
     changed = run_rows([RowSpec(prop, desc, desc.k)], Settings(timeout=200.0, second_solver=None),
                        previous=previous)[0]
     assert not getattr(changed, "from_cache", False)
+
+
+def test_the_low_regime_reaches_below_the_tf32_clamp():
+    """equiv's LOW samples: C zero in some, and the largest product's raw exponent below
+    -133 (SEMANTICS.md 2.4's clamp acts only there); the default cycle never asks for it."""
+    samples = equals_reference.samples_for("dense-tf32", count=200,
+                                           regimes=(equals_reference.LOW,))
+
+    def raw(word: int) -> int:
+        return ((word >> 23) & 0xFF) - 127
+
+    below = [i for i in range(4, 200) if samples["c"][i] == 0 and
+             max(raw(samples[f"a{k}"][i]) + raw(samples[f"b{k}"][i]) for k in range(8)) < -133]
+    assert len(below) >= 20
+    assert equals_reference.LOW not in equals_reference.REGIMES
