@@ -39,6 +39,7 @@ from tcspec.proofs.equiv import (
     check_property,
 )
 from tcspec.proofs.equiv import check as _check
+from tcspec.smt.progress import Heartbeat
 from tcspec.smt.read_smtlib import Function, SmtlibError, read_functions, sort_text
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import (
@@ -296,9 +297,10 @@ def _print(verdict: Verdict, d_type: str) -> None:
 
 def cmd_equiv(args: argparse.Namespace) -> int:
     """``tcspec equiv``: exit 0 equal, 1 differs or unknown, 2 bad input."""
-    verdict = equiv(args.impl, args.datapath, assume=args.assume or (),
-                    timeout=args.timeout, k=args.k, function=args.function, top=args.top,
-                    solver=args.solver)
+    with Heartbeat(f"equiv {args.impl}"):
+        verdict = equiv(args.impl, args.datapath, assume=args.assume or (),
+                        timeout=args.timeout, k=args.k, function=args.function, top=args.top,
+                        solver=args.solver)
     if args.json:
         json.dump(verdict.to_json(), sys.stdout)
         print()
