@@ -9,13 +9,12 @@ An implementation is given as
   ``tcspec export --lang smtlib --datapath D``, returning D's word sort; helper
   ``define-fun``s allowed, no ``declare-fun`` (:mod:`tcspec.smt.read_smtlib`). A
   counterexample is replayed on it by z3's evaluator, not by tcspec's reader.
-- ``FILE.py:NAME`` or ``module:NAME``: a Python function ``NAME(ops, words) -> BV`` over
-  the ops protocol (``docs/equiv.md``), with :func:`datapath_word` and
-  :func:`convert_word` as building blocks. Replayed on the scalar ops.
-
 - ``FILE.v`` or ``FILE.sv``: a combinational module (default top ``impl``, else ``--top``)
   whose input ports are the parameters above, by name and width, and whose output is
   ``d``; read through Yosys (:mod:`tcspec.verilog`) and replayed by Yosys's ``eval``.
+- ``FILE.py:NAME`` or ``module:NAME``: a Python function ``NAME(ops, words) -> BV`` over
+  the ops protocol (``docs/equiv.md``), with :func:`datapath_word` and
+  :func:`convert_word` as building blocks. Replayed on the scalar ops.
 """
 
 from __future__ import annotations
@@ -149,7 +148,11 @@ def _z3_evaluator(fn: Function, params: Sequence[tuple[str, int]]
         args = " ".join(f"(_ bv{values.get(n, 0) % (1 << w)} {w})" for n, w in params)
         script = (f"{definitions}\n(declare-const tcspec_d (_ BitVec {width}))\n"
                   f"(assert (= tcspec_d ({symbol} {args})))")
-        term = z3.simplify(z3.parse_smt2_string(script)[0].arg(1))
+        try:
+            term = z3.simplify(z3.parse_smt2_string(script)[0].arg(1))
+        except z3.Z3Exception as exc:
+            raise UsageError(f"z3 cannot evaluate {fn.name} (tcspec read it, z3 does not): "
+                             f"{exc}") from None
         if not z3.is_bv_value(term):
             raise RuntimeError(f"z3 did not evaluate {fn.name} to a constant")
         return term.as_long()
