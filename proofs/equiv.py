@@ -7,8 +7,9 @@ its value. However it was written (an SMT-LIB ``define-fun``, Verilog through Yo
 it is traced beside the specification over the same input variables and the equivalence
 engine (:mod:`proofs.engine`) decides whether the two D words are equal for every input
 that meets the assumptions. ``differs`` comes only with input words on which the spec's
-scalar lowering and the implementation's own evaluator (the solver's for SMT-LIB, the
-netlist simulation for Verilog, the scalar ops for Python) give different words.
+scalar lowering and the implementation's own evaluator (z3's for SMT-LIB, Yosys's ``eval``
+for Verilog, the scalar ops for Python) give different words. :func:`check_property` proves
+a user's predicate over one run or two related runs the same way (``tcspec.prove``).
 
 Assumptions restrict the inputs and are named in every verdict (none: every word):
 
