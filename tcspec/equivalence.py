@@ -27,6 +27,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from tcspec.proofs.equiv import (
     ASSUMPTIONS,
@@ -220,18 +221,23 @@ def load_implementation(impl: str | Implementation | Callable[..., BV], datapath
 # ------------------------------------------------------------------ API and command
 
 
+def _checked(datapath: str, assume: Sequence[str], timeout: float) -> Any:
+    """``datapath``'s descriptor, after refusing an unknown assumption or a timeout <= 0."""
+    for which in assume:
+        if which not in ASSUMPTIONS:
+            raise UsageError(f"unknown assumption {which!r} (known: {', '.join(ASSUMPTIONS)})")
+    if timeout <= 0:
+        raise UsageError(f"timeout must be positive, got {timeout}")
+    return descriptor_of(datapath)
+
+
 def equiv(impl: str | Implementation | Callable[..., BV], datapath: str, *,
           assume: Sequence[str] = (), timeout: float = 120.0, k: int | None = None,
           function: str | None = None, top: str | None = None,
           solver: str = "bitwuzla") -> Verdict:
     """Whether ``impl`` gives ``datapath``'s D word for every input meeting ``assume``:
     a :class:`Verdict` (``equal``, ``differs`` with replayed words, or ``unknown``)."""
-    desc = descriptor_of(datapath)
-    for which in assume:
-        if which not in ASSUMPTIONS:
-            raise UsageError(f"unknown assumption {which!r} (known: {', '.join(ASSUMPTIONS)})")
-    if timeout <= 0:
-        raise UsageError(f"timeout must be positive, got {timeout}")
+    desc = _checked(datapath, assume, timeout)
     implementation = load_implementation(impl, desc.name, function=function, top=top, k=k)
     verdict = _check(implementation, desc.name, k=k, assume=assume, timeout=timeout,
                      solver=solver)
@@ -249,12 +255,7 @@ def prove(datapath: str, predicate: Callable[..., Bool], *,
     (words -> the words of a second run) it is ``predicate(ops, words, d, words2, d2)``.
     ``proved``, ``refuted`` with input words replayed on the scalar lowering, or
     ``unknown`` (docs/equiv.md, "Your own property")."""
-    desc = descriptor_of(datapath)
-    for which in assume:
-        if which not in ASSUMPTIONS:
-            raise UsageError(f"unknown assumption {which!r} (known: {', '.join(ASSUMPTIONS)})")
-    if timeout <= 0:
-        raise UsageError(f"timeout must be positive, got {timeout}")
+    desc = _checked(datapath, assume, timeout)
     return check_property(desc.name, predicate, relate=relate, k=k, assume=assume,
                           timeout=timeout, solver=solver)
 
