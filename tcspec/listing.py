@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
-from tcspec.proofs.runner import equals_reference_results, proof_counts
+from tcspec.proofs.runner import REPORT_JSON, equals_reference_results, proof_counts
 from tcspec.ref.vectorfiles import arch_vector_counts, hardware_counts, vector_counts
 from tcspec.spec.candidates import candidate_table
 from tcspec.spec.catalog import CATALOG, Datapath, datapaths_of
@@ -88,6 +89,41 @@ def rows_of(entries: list[Datapath]) -> list[dict[str, object]]:
             "equals_reference": equal.get(name, "-"),
         })
     return rows
+
+
+def _table_family(row: dict[str, object]) -> str:
+    if str(row["instruction"]).startswith("tcgen05"):
+        return f"tcgen05 {row['family']}"
+    vendor = "AMD" if str(row["arch"]).startswith("cdna") else "NVIDIA sm_70-sm_120"
+    arch = f" {row['arch']}" if vendor == "AMD" else ""
+    return f"{vendor}{arch} {row['family']}"
+
+
+def equals_reference_table(report: Path = REPORT_JSON) -> str:
+    """The ``equals-reference`` rows of the committed report by family (markdown): datapaths,
+    rows run, each verdict and the first-solver seconds (min-max), with an all-families line."""
+    try:
+        rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        rows = []
+    decided = {r["datapath"]: r for r in rows if r.get("property") == "equals-reference"}
+    families: dict[str, list[str]] = {}
+    for row in rows_of(list(CATALOG.values())):
+        families.setdefault(_table_family(row), []).append(str(row["name"]))
+    lines = ["| family | datapaths | rows run | proved | refuted | unknown | seconds (min-max) |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    totals = [0, 0, 0, 0, 0]
+    for family in sorted(families):
+        names = families[family]
+        run = [decided[n] for n in names if n in decided]
+        counts = [len(names), len(run), *(sum(r["result"] == v for r in run)
+                                          for v in ("proved", "refuted", "unknown"))]
+        totals = [t + c for t, c in zip(totals, counts)]
+        seconds = [float(r["seconds"]) for r in run]
+        span = f"{min(seconds):.1f}-{max(seconds):.1f}" if seconds else "-"
+        lines.append(f"| {family} | " + " | ".join(map(str, counts)) + f" | {span} |")
+    lines.append("| **all** | " + " | ".join(f"**{t}**" for t in totals) + " | |")
+    return "\n".join(lines) + "\n"
 
 
 def cmd_list(args: argparse.Namespace) -> int:

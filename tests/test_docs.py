@@ -30,6 +30,8 @@ The pages are README.md and docs/*.md. The rule:
 - **Links**: every relative link and image names an existing file, and a ``#anchor`` a
   heading of that file; every ``.[extra]`` in an install command is an extra of
   pyproject.toml.
+- **Tables**: docs/proofs.md's ``equals-reference`` table by family is the one
+  :func:`tcspec.listing.equals_reference_table` makes from the committed report.
 """
 
 from __future__ import annotations
@@ -389,3 +391,13 @@ def test_readme_starts_with_the_two_commands():
     assert info == "sh" and len(lines) == 2
     assert lines[0].startswith("python3 -m pip install -e . && tcspec ")
     assert lines[1].startswith("python3 -m pip install -e '.[test") and "pytest" in lines[1]
+
+
+def test_proof_table_comes_from_the_report():
+    """docs/proofs.md's equals-reference table is the committed report's, grouped by family."""
+    from tcspec.listing import equals_reference_table
+
+    page = (ROOT / "docs" / "proofs.md").read_text(encoding="utf-8")
+    assert equals_reference_table() in page, (
+        "docs/proofs.md's equals-reference table is stale: paste "
+        "`python3 -c 'from tcspec.listing import equals_reference_table as t; print(t())'`")
