@@ -492,11 +492,15 @@ def proof_counts(paths: Path | Sequence[Path] | None = None) -> dict[str, dict[s
     return counts
 
 
-def equals_reference_results(path: Path = REPORT_JSON) -> dict[str, str]:
-    """Datapath -> its ``equals-reference`` verdict in the committed report."""
+def equals_reference_rows(path: Path = REPORT_JSON) -> dict[str, dict[str, Any]]:
+    """Datapath -> its ``equals-reference`` row in the committed report."""
     try:
         rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
     except (OSError, ValueError, KeyError, TypeError):
         return {}
-    return {row["datapath"]: row["result"] for row in rows
-            if row.get("property") == "equals-reference"}
+    return {row["datapath"]: row for row in rows if row.get("property") == "equals-reference"}
+
+
+def equals_reference_results(path: Path = REPORT_JSON) -> dict[str, str]:
+    """Datapath -> its ``equals-reference`` verdict in the committed report."""
+    return {name: row["result"] for name, row in equals_reference_rows(path).items()}

@@ -7,7 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
-from tcspec.proofs.runner import REPORT_JSON, equals_reference_results, proof_counts
+from tcspec.proofs.runner import (
+    REPORT_JSON,
+    equals_reference_results,
+    equals_reference_rows,
+    proof_counts,
+)
 from tcspec.ref.vectorfiles import arch_vector_counts, hardware_counts, vector_counts
 from tcspec.spec.candidates import candidate_table
 from tcspec.spec.catalog import CATALOG, Datapath, datapaths_of
@@ -91,25 +96,21 @@ def rows_of(entries: list[Datapath]) -> list[dict[str, object]]:
     return rows
 
 
-def _table_family(row: dict[str, object]) -> str:
-    if str(row["instruction"]).startswith("tcgen05"):
-        return f"tcgen05 {row['family']}"
-    vendor = "AMD" if str(row["arch"]).startswith("cdna") else "NVIDIA sm_70-sm_120"
-    arch = f" {row['arch']}" if vendor == "AMD" else ""
-    return f"{vendor}{arch} {row['family']}"
+def _table_family(entry: Datapath) -> str:
+    if entry.is_tcgen05:
+        return f"tcgen05 {_family(entry)}"
+    if entry.arch.startswith("cdna"):
+        return f"AMD {entry.arch} {_family(entry)}"
+    return f"NVIDIA sm_70-sm_120 {_family(entry)}"
 
 
 def equals_reference_table(report: Path = REPORT_JSON) -> str:
     """The ``equals-reference`` rows of the committed report by family (markdown): datapaths,
     rows run, each verdict and the first-solver seconds (min-max), with an all-families line."""
-    try:
-        rows = json.loads(report.read_text(encoding="utf-8"))["rows"]
-    except (OSError, ValueError, KeyError, TypeError):
-        rows = []
-    decided = {r["datapath"]: r for r in rows if r.get("property") == "equals-reference"}
+    decided = equals_reference_rows(report)
     families: dict[str, list[str]] = {}
-    for row in rows_of(list(CATALOG.values())):
-        families.setdefault(_table_family(row), []).append(str(row["name"]))
+    for entry in CATALOG.values():
+        families.setdefault(_table_family(entry), []).append(entry.name)
     lines = ["| family | datapaths | rows run | proved | refuted | unknown | seconds (min-max) |",
              "|---|---:|---:|---:|---:|---:|---|"]
     totals = [0, 0, 0, 0, 0]
