@@ -43,6 +43,7 @@ the executable lowerings of the two sides give different words. Everything else 
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -188,6 +189,10 @@ MIN_LEMMA_WIDTH = 16
 LEMMA_SHARE = 3
 """A lemma gets at most 1/LEMMA_SHARE of the row budget left when it starts."""
 
+CHAIN_SHARE = 0.5
+"""The share of a run's time left that :meth:`Sweep.word_lemmas` may spend; it stops at
+the first step it does not prove, and the sweep goes on from what it merged."""
+
 MIN_OUTPUT = 5.0
 """Seconds an output query always gets, even past the row budget."""
 
@@ -282,9 +287,13 @@ class Sweep:
         self._index: dict[bytes, list[Node]] | None = None
         self._sizes: dict[int, int] = {}
         self.started = time.monotonic()
+        self.chain_until: float | None = None
+        """When :meth:`word_lemmas` stops (:data:`CHAIN_SHARE` of the run's time)."""
+        self.chain_words: dict[int, Node] = {}
+        """Right words :meth:`word_lemmas` proved, with their merged images."""
         self.lemma_cuts: set[int] = set()
         """Merged nodes proved by a lemma: a pair's cone query cuts them first."""
-        self.lemma: Callable[[Sweep, _Proposal], bool] | None = None
+        self.lemma: Callable[[Sweep, _Proposal, bool], bool] | None = None
         """Decides an undecided pair as an output of its own (:func:`_prove` sets it)."""
 
     # ------------------------------------------------------------------ images
@@ -565,10 +574,91 @@ class Sweep:
 
     # -------------------------------------------------------------------- sweep
 
+    def word_lemmas(self) -> None:
+        """Decide the words of a chain of steps first, each as a lemma, bottom-up.
+
+        A right node whose proposed partner is a word (:meth:`_lemma_candidate`) with
+        another such word above or below it is a step of a chain: a tree's leaves and
+        nodes, an FMA chain's running value. Each is decided as a lemma with the words
+        below it cut (:func:`_cut_lemma`), so every step is the step alone; the nodes
+        inside a proved step are then no longer asked (:meth:`sweep` skips what no open
+        node reads)."""
+        if self.lemma is None:
+            return
+        found = []
+        for node in self.right_only:
+            proposal = self.propose(node)
+            if proposal is not None and proposal.left is not None and \
+                    proposal.relation == "equal" and proposal.left.op == "ite" and \
+                    (proposal.left.width or 0) >= MIN_LEMMA_WIDTH:
+                found.append((node, proposal))
+        barrier = {p.left.id for _, p in found if p.left is not None}
+        words = [(node, p) for node, p in found if p.left is not None
+                 and not _reads_product(p.left.args[0], barrier)]
+        ids = {node.id for node, _ in words}
+        chained = set()
+        for node, _ in words:
+            below = {n.id for n in walk([node])} & ids - {node.id}
+            if below:
+                chained |= below | {node.id}
+        if DEBUG:
+            print(f"[engine] words: {[(self.describe(p), n.id in chained) for n, p in words]}",
+                  flush=True)
+        if self.stop_at is not None:
+            now = time.monotonic()
+            self.chain_until = now + max(0.0, self.stop_at - now) * CHAIN_SHARE
+        for node, proposal in words:
+            if node.id not in chained:
+                continue
+            if self.chain_until is not None and time.monotonic() > self.chain_until:
+                return
+            self.stats.proposed += 1
+            if not self.lemma(self, proposal, True):
+                return
+            self.stats.proved += 1
+            self.stats.lemmas += 1
+            self._merge(node, proposal)
+            self.lemma_cuts.add(self.img(proposal.left).id)
+            self.chain_words[node.id] = self.image[node.id]
+
+    def word_image(self, node: Node) -> Node:
+        """The right node ``node`` in the merged DAG with only the chain's words
+        (:meth:`word_lemmas`) replaced by their partners: a pair proved only for the values
+        the inputs give (a sign read inside the step below) does not enter, so the step
+        above still reads the words alone."""
+        mapping: dict[int, Node] = {}
+        for n in walk([node]):
+            if n.id in self.chain_words:
+                mapping[n.id] = self.chain_words[n.id]
+            elif n.op == "var" or n.is_const:
+                mapping[n.id] = self.img(n)
+            else:
+                mapping[n.id] = make(self.merged, n.op, tuple(mapping[a.id] for a in n.args),
+                                     n.width, n.params)
+        return mapping[node.id]
+
+    def _live(self) -> set[int]:
+        """The right nodes some output or assumption still reads through unmerged nodes."""
+        live: set[int] = set()
+        outputs = {right.id for _, right in self.pairs}
+        stack = [right for _, right in self.pairs] + list(self.assumptions)
+        while stack:
+            node = stack.pop()
+            if node.id in live:
+                continue
+            live.add(node.id)
+            if node.id in self.matched and node.id not in outputs:
+                continue
+            stack.extend(node.args)
+        return live
+
     def sweep(self) -> None:
         """Propose, prove and merge every right node, bottom-up."""
         budget = self.settings.budget
+        live = self._live() if self.matched else None
         for node in self.right_only:
+            if (live is not None and node.id not in live) or node.id in self.matched:
+                continue
             now = time.monotonic()
             if (budget is not None and now - self.started > budget) or \
                     (self.stop_at is not None and now > self.stop_at):
@@ -593,7 +683,7 @@ class Sweep:
                     raise AssertionError(f"a model of the merged DAG does not separate "
                                          f"{self.describe(proposal)} on the real one")
                 if self.lemma is not None and self._lemma_candidate(proposal) and \
-                        self.lemma(self, proposal):
+                        self.lemma(self, proposal, False):
                     self.stats.proved += 1
                     self.stats.lemmas += 1
                     self._merge(node, proposal)
@@ -820,8 +910,8 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     sweep.case = case
     sweep.stop_at = stop_at
     if lemmas:
-        sweep.lemma = lambda inner, p: _lemma(inner, p, settings, cache, worker, stats, depth,
-                                              stop_at)
+        sweep.lemma = lambda inner, p, chain: _lemma(inner, p, settings, cache, worker, stats,
+                                                     depth, stop_at, chain)
     sweep.stats = stats
     stats.nodes_left = max(stats.nodes_left, sweep.stats_nodes[0])
     stats.nodes_right = max(stats.nodes_right, sweep.stats_nodes[1])
@@ -853,6 +943,16 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
             return quick
         sweep.image.clear()
     t0 = time.monotonic()
+    sweep.word_lemmas()
+    if lemmas and sweep.chain_words:
+        now = time.monotonic()
+        until = None if stop_at is None else now + max(0.0, stop_at - now) / LEMMA_SHARE
+        if all(_cut_lemma(sweep, sweep.img(left), sweep.word_image(right), settings, cache,
+                          worker, stats, depth,
+                          f"output {sweep.describe(_Proposal(left, right, 'equal'))}{where}",
+                          until)
+               for left, right in sweep.pairs):
+            return sweep._result(PROVED)
     sweep.sweep()
     if DEBUG:
         print(f"[engine] case {case or '-'}: {len(sweep.right_only)} right nodes, "
@@ -891,14 +991,15 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
 
 def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCache,
            worker: SolverWorker, stats: EngineStats, depth: int,
-           stop_at: float | None) -> bool:
+           stop_at: float | None, chain: bool = False) -> bool:
     """Decide the undecided pair ``p`` as an output of its own: its two merged images
     (every pair below it already merged) under the sweep's assumptions, with the output's
     case split on its left side's special-value chain, in at most 1/:data:`LEMMA_SHARE` of
     the budget left. A pair proved so is merged like any other (the D word of one step
     that the next step reads as C: the next step then sees one C). No lemma inside a
-    lemma; a lemma that is not proved leaves the pair undecided."""
-    if stats.lemmas >= MAX_LEMMAS or p.left is None:
+    lemma; a lemma that is not proved leaves the pair undecided. A ``chain`` step
+    (:meth:`Sweep.word_lemmas`) is not counted against :data:`MAX_LEMMAS`."""
+    if (stats.lemmas >= MAX_LEMMAS and not chain) or p.left is None:
         return False
     now = time.monotonic()
     if stop_at is not None:
@@ -909,12 +1010,92 @@ def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCac
     name = f"lemma {sweep.describe(p)}"
     if sweep.case:
         name = f"{sweep.case} & {name}"
+    if chain and sweep.chain_until is not None:
+        stop_at = min(stop_at, sweep.chain_until) if stop_at is not None else sweep.chain_until
+    if _cut_lemma(sweep, left, right, settings, cache, worker, stats, depth, name, stop_at,
+                  1 if chain else 2):
+        return True
+    if chain and any(n.id in sweep.lemma_cuts for n in walk([left, right])):
+        return False
     result = _prove([(left, right)], sweep._assumption_images(), sweep.sim.samples,
                     settings, cache, {}, worker, None, stats, depth, name, (), stop_at,
                     MAX_FOUND_SPLITS, lemmas=False)
     if DEBUG:
         print(f"[engine] {name}: {result.result} in {time.monotonic() - now:.1f}s", flush=True)
     return result.result == PROVED
+
+
+def _reads_product(node: Node, barrier: set[int]) -> bool:
+    """Whether ``node`` reads a ``mul`` other than through a node of ``barrier`` (a
+    selector of specials over earlier words, not arithmetic: :meth:`Sweep._splits`)."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.id in seen or n.id in barrier:
+            continue
+        seen.add(n.id)
+        if n.op == "mul":
+            return True
+        stack.extend(n.args)
+    return False
+
+
+def _cut_lemma(sweep: Sweep, left: Node, right: Node, settings: EngineSettings,
+               cache: ProofCache, worker: SolverWorker, stats: EngineStats, depth: int,
+               name: str, stop_at: float | None, share: int = 1) -> bool:
+    """Decide a lemma with the words earlier lemmas proved cut to free variables.
+
+    A step that reads the D word of the step before (a pairwise tree's node reading two
+    leaves, a chain's FMA reading the last one) is usually equal for *every* value of
+    that word, and the query that says so is the step alone. Simulated only on the values
+    the inputs give those words, the step's inner nodes look equal where they are not
+    (low fraction bits a product never sets), and the sweep spends its time refuting
+    them; simulated on free values as well they do not. Cutting over-approximates, so a
+    proof holds for the real DAG; anything else falls back to the exact lemma (for which
+    1 - 1/``share`` of the time to ``stop_at`` is left)."""
+    cut = {n.id for n in walk([left, right]) if n.id in sweep.lemma_cuts}
+    if not cut:
+        return False
+    now = time.monotonic()
+    if stop_at is not None:
+        stop_at = now + (stop_at - now) / share
+    assumptions = sweep._assumption_images()
+    roots, cuts = cut_nodes([left, right, *assumptions],
+                            lambda n: f"free!{n.id}" if n.id in cut else None)
+    samples = _free_samples(sweep.sim.samples, cuts, f"{left.id}:{right.id}")
+    result = _prove([(roots[0], roots[1])], roots[2:], samples, settings, cache, {}, worker,
+                    None, stats, depth, f"{name} (earlier lemmas cut)", (), stop_at,
+                    MAX_FOUND_SPLITS, lemmas=False)
+    if DEBUG:
+        print(f"[engine] {name} with {len(cuts)} cut: {result.result} in "
+              f"{time.monotonic() - now:.1f}s {result.words} {result.outputs}", flush=True)
+    return result.result == PROVED
+
+
+def _free_samples(samples: Mapping[str, Sequence[int]], cuts: Mapping[str, Node],
+                  seed: str) -> dict[str, list[int]]:
+    """The inputs' samples twice over, each cut variable taking the value the inputs give
+    its node in the first copy and a random word in the second (every fourth one with
+    its top nine bits, a float's sign and exponent, taken from a real value)."""
+    columns = {k: list(v) for k, v in samples.items()}
+    count = len(next(iter(columns.values()))) if columns else 1
+    real = Simulation(list(cuts.values()), columns) if cuts else None
+    rng = random.Random(seed)
+    out = {k: v + v for k, v in columns.items()}
+    for var, node in cuts.items():
+        assert real is not None and node.width is not None
+        width = node.width
+        values = [int(real.value(node, i)) for i in range(count)]
+        free = []
+        for i in range(count):
+            word = rng.getrandbits(width)
+            if i % 4 == 0 and width > 9:
+                top = values[rng.randrange(count)] >> (width - 9)
+                word = (top << (width - 9)) | (word & ((1 << (width - 9)) - 1))
+            free.append(word)
+        out[var] = values + free
+    return out
 
 
 def _early_refutation(sweep: Sweep, replay: Replay | None) -> EquivalenceResult | None:
