@@ -578,8 +578,9 @@ class Sweep:
         """Decide the words of a chain of steps first, each as a lemma, bottom-up.
 
         A right node whose proposed partner is a word (:meth:`_lemma_candidate`) with
-        another such word above or below it is a step of a chain: a tree's leaves and
-        nodes, an FMA chain's running value. Each is decided as a lemma with the words
+        another such word above or below it, or a word computed from a product below an
+        output word, is a step of a chain: a tree's leaves and nodes, an FMA chain's
+        running value. Each is decided as a lemma with the words
         below it cut (:func:`_cut_lemma`), so every step is the step alone; the nodes
         inside a proved step are then no longer asked (:meth:`sweep` skips what no open
         node reads)."""
@@ -598,9 +599,14 @@ class Sweep:
         ids = {node.id for node, _ in words}
         chained = set()
         for node, _ in words:
-            below = {n.id for n in walk([node])} & ids - {node.id}
+            cone = list(walk([node]))
+            below = {n.id for n in cone} & ids - {node.id}
             if below:
                 chained |= below | {node.id}
+            if any(n.op == "mul" for n in cone) and any(
+                    left.op == "ite" and (left.width or 0) >= MIN_LEMMA_WIDTH
+                    for left, _ in self.pairs):
+                chained.add(node.id)
         if DEBUG:
             print(f"[engine] words: {[(self.describe(p), n.id in chained) for n, p in words]}",
                   flush=True)
