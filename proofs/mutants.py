@@ -369,6 +369,10 @@ RULEBOOK_BREAKERS = (
             '    ("sm_70", "mma", "m8n8k4", "f16", None): _p(24, cite=_VOLTA),\n', None,
             kills=(_er("sm_70-mma-m8n8k4-f16-f16-c32-d32", 4),),
             keeps=(_er("sm_75-mma-m8n8k4-f16-f16-c32-d32", 4),), text=RULEBOOK),
+    Breaker("rb-pairwise-bf16-groups-of-4", "pairwise group size (rule book 11.4)",
+            "pairwise.py", 'GROUPS = {"f16": 4, "bf16": 2}\n', 'GROUPS = {"f16": 4, "bf16": 4}\n',
+            None, kills=(_er("cdna1-mfma-32x32x4-bf16-bf16-c32-d32", 4),),
+            keeps=(_er("i8-s8-s8-wrap", 32),), text=RULEBOOK),
     Breaker("rb-fma-drops-sticky", "FMA-chain rounding (rule book 11.1)", "fma.py",
             "    right = ops.bvor(kept, ops.bool_to_bv(lost, width))\n",
             "    right = kept\n", None,
@@ -378,6 +382,29 @@ RULEBOOK_BREAKERS = (
 """Breakers of the second specification (issue 30): each changes the output of the
 datapaths it names, so their ``equals-reference`` rows must be refuted with replayed
 words; each keeps a row of a family it does not touch."""
+
+CHAIN_BREAKERS = (
+    Breaker("fma-chain-reversed", "FMA chain order (11.1)", "fma_chain.py",
+            "    for k, (x, y) in enumerate(zip(a, b)):\n",
+            "    for k, (x, y) in enumerate(zip(a[::-1], b[::-1])):\n", None,
+            kills=(_er("sm_80-mma-m8n8k4-f64-f64-c64-d64", 4),
+                   _er("cdna1-mfma-32x32x2-f32-f32-c32-d32", 2)),
+            keeps=(_er("i8-s8-s8-wrap", 32),)),
+    Breaker("pairwise-bf16-groups-of-1", "pairwise group size (11.4)", "pairwise.py",
+            'group = 4 if a_format == "f16" or one_k else 2\n',
+            'group = 4 if a_format == "f16" or one_k else 1\n', None,
+            kills=(_er("cdna1-mfma-4x4x2-bf16-bf16-c32-d32", 2),
+                   _er("cdna1-mfma-32x32x4-bf16-bf16-c32-d32", 4)),
+            keeps=(_er("i8-s8-s8-wrap", 32),)),
+    Breaker("pairwise-leaf-adds-minus-zero", "pairwise leaf zero sign (11.4)", "pairwise.py",
+            "fma_word(ops, F32, a[0], b[0], ops.const(0, 32))",
+            "fma_word(ops, F32, a[0], b[0], ops.const(SIGN, 32))", None,
+            kills=(_er("cdna1-mfma-4x4x2-bf16-bf16-c32-d32", 2),),
+            keeps=(_er("i8-s8-s8-wrap", 32),)),
+)
+"""Breakers of the stages the chain rows rely on (each step of an FMA chain or pairwise
+tree decided as a lemma with the words below it cut): their ``equals-reference`` rows
+must be refuted with replayed words."""
 
 EQUIVALENT_MUTANTS = (
     Breaker("rb-saturate-at-max-inclusive", "integer saturation (rule book 3)", "integer.py",
@@ -399,7 +426,7 @@ EQUIVALENT_MUTANTS = (
 tested with ``>=`` where ``>`` gives the same clamp, an exact sum in another order); the
 engine must still prove ``equals-reference`` through them."""
 
-BREAKERS = BREAKERS + ARCH_BREAKERS + RULEBOOK_BREAKERS + EQUIVALENT_MUTANTS
+BREAKERS = BREAKERS + ARCH_BREAKERS + RULEBOOK_BREAKERS + CHAIN_BREAKERS + EQUIVALENT_MUTANTS
 
 KNOWN_GAPS = {
     "rb-scale-floor-36": "declared, not yet seen refuted: one run of its row on a busy 2-core "
