@@ -26,6 +26,10 @@ Krohm):
    own over the merged DAG, with the case split of step 6, in a share of the budget left;
    proved, it is merged and the next step sees one C; a later pair above it is asked
    with that word cut (every C word, as the step itself was proved) before its whole cone.
+   *Chains* go first: the words of a chain of steps (tree leaves and nodes, an FMA
+   chain's running values) are decided bottom-up before the sweep, each with the words
+   below it cut to free variables and simulated on free values too, then the outputs the
+   same way (:meth:`Sweep.word_lemmas`).
 6. **Cases.** The outputs are split first on the left side's special-value ``ite`` chain
    and on the caller's hints; when a case's outputs stay open, on the selector of the
    first undecided pair's ``ite`` (found by the sweep, not declared): two texts that
@@ -580,10 +584,9 @@ class Sweep:
         A right node whose proposed partner is a word (:meth:`_lemma_candidate`) with
         another such word above or below it, or a word computed from a product below an
         output word, is a step of a chain: a tree's leaves and nodes, an FMA chain's
-        running value. Each is decided as a lemma with the words
-        below it cut (:func:`_cut_lemma`), so every step is the step alone; the nodes
-        inside a proved step are then no longer asked (:meth:`sweep` skips what no open
-        node reads)."""
+        running value. Each is decided as a lemma with the words below it cut
+        (:func:`_cut_lemma`), so every step is the step alone; the nodes inside a proved
+        step are then no longer asked (:meth:`sweep` skips what no open node reads)."""
         if self.lemma is None:
             return
         found = []
