@@ -193,6 +193,9 @@ MIN_LEMMA_WIDTH = 16
 LEMMA_SHARE = 3
 """A lemma gets at most 1/LEMMA_SHARE of the row budget left when it starts."""
 
+MAX_PARTNERS = 3
+"""Left words a chain step is tried against (:meth:`Sweep.word_lemmas`)."""
+
 CHAIN_SHARE = 0.5
 """The share of a run's time left that :meth:`Sweep.word_lemmas` may spend; it stops at
 the first step it does not prove, and the sweep goes on from what it merged."""
@@ -293,6 +296,10 @@ class Sweep:
         self.started = time.monotonic()
         self.chain_until: float | None = None
         """When :meth:`word_lemmas` stops (:data:`CHAIN_SHARE` of the run's time)."""
+        self.lemma_refuted = False
+        """Whether the last chain step's cut query was refuted on free words (the next
+        partner with the same samples is tried: a flushed and an unflushed word agree on
+        every sample that is not tiny)."""
         self.chain_words: dict[int, Node] = {}
         """Right words :meth:`word_lemmas` proved, with their merged images."""
         self.lemma_cuts: set[int] = set()
@@ -616,18 +623,31 @@ class Sweep:
         if self.stop_at is not None:
             now = time.monotonic()
             self.chain_until = now + max(0.0, self.stop_at - now) * CHAIN_SHARE
+        index = self._left_index()
         for node, proposal in words:
             if node.id not in chained:
                 continue
-            if self.chain_until is not None and time.monotonic() > self.chain_until:
-                return
-            self.stats.proposed += 1
-            if not self.lemma(self, proposal, True):
+            partners = [proposal] + [
+                _Proposal(left, node, "equal")
+                for left in index.get(b"u" + self.sim.keys(node)[0], ())
+                if left is not proposal.left and left.op == "ite" and left.width == node.width]
+            proved = None
+            for candidate in partners[:MAX_PARTNERS]:
+                if self.chain_until is not None and time.monotonic() > self.chain_until:
+                    return
+                self.stats.proposed += 1
+                self.lemma_refuted = False
+                if self.lemma(self, candidate, True):
+                    proved = candidate
+                    break
+                if not self.lemma_refuted:
+                    break
+            if proved is None:
                 return
             self.stats.proved += 1
             self.stats.lemmas += 1
-            self._merge(node, proposal)
-            self.lemma_cuts.add(self.img(proposal.left).id)
+            self._merge(node, proved)
+            self.lemma_cuts.add(self.img(proved.left).id)
             self.chain_words[node.id] = self.image[node.id]
 
     def word_image(self, node: Node) -> Node:
@@ -1076,6 +1096,7 @@ def _cut_lemma(sweep: Sweep, left: Node, right: Node, settings: EngineSettings,
     result = _prove([(roots[0], roots[1])], roots[2:], samples, settings, cache, {}, worker,
                     None, stats, depth, f"{name} (earlier lemmas cut)", (), stop_at,
                     MAX_FOUND_SPLITS, lemmas=False)
+    sweep.lemma_refuted = result.result == REFUTED
     if DEBUG:
         print(f"[engine] {name} with {len(cuts)} cut: {result.result} in "
               f"{time.monotonic() - now:.1f}s {result.words} {result.outputs}", flush=True)
