@@ -600,22 +600,20 @@ class Sweep:
         for node in self.right_only:
             proposal = self.propose(node)
             if proposal is not None and proposal.left is not None and \
-                    proposal.relation == "equal" and proposal.left.op == "ite" and \
-                    (proposal.left.width or 0) >= MIN_LEMMA_WIDTH:
+                    proposal.relation == "equal" and _is_word(proposal.left):
                 found.append((node, proposal))
         barrier = {p.left.id for _, p in found if p.left is not None}
         words = [(node, p) for node, p in found if p.left is not None
                  and not _reads_product(p.left.args[0], barrier)]
         ids = {node.id for node, _ in words}
+        output_word = any(_is_word(left) for left, _ in self.pairs)
         chained = set()
         for node, _ in words:
             cone = list(walk([node]))
             below = {n.id for n in cone} & ids - {node.id}
             if below:
                 chained |= below | {node.id}
-            if any(n.op == "mul" for n in cone) and any(
-                    left.op == "ite" and (left.width or 0) >= MIN_LEMMA_WIDTH
-                    for left, _ in self.pairs):
+            if output_word and any(n.op == "mul" for n in cone):
                 chained.add(node.id)
         if DEBUG:
             print(f"[engine] words: {[(self.describe(p), n.id in chained) for n, p in words]}",
@@ -630,7 +628,7 @@ class Sweep:
             partners = [proposal] + [
                 _Proposal(left, node, "equal")
                 for left in index.get(b"u" + self.sim.keys(node)[0], ())
-                if left is not proposal.left and left.op == "ite" and left.width == node.width]
+                if left is not proposal.left and _is_word(left) and left.width == node.width]
             proved = None
             for candidate in partners[:MAX_PARTNERS]:
                 if self.chain_until is not None and time.monotonic() > self.chain_until:
@@ -738,8 +736,8 @@ class Sweep:
         """Whether an undecided pair is a word worth deciding as a lemma: an ``equal``
         pair whose left side is a special-value ``ite`` chain (:meth:`_splits`) at least
         16 bits wide, such as the D word of one step that the next step reads as C."""
-        return p.relation == "equal" and p.left is not None and \
-            (p.left.width or 0) >= MIN_LEMMA_WIDTH and self._splits(p.left)
+        return p.relation == "equal" and p.left is not None and _is_word(p.left) and \
+            self._splits(p.left)
 
     def outputs(self, replay: Replay | None, timeout: float | None
                 ) -> EquivalenceResult | None:
@@ -1052,6 +1050,11 @@ def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCac
     if DEBUG:
         print(f"[engine] {name}: {result.result} in {time.monotonic() - now:.1f}s", flush=True)
     return result.result == PROVED
+
+
+def _is_word(node: Node) -> bool:
+    """An ``ite`` of at least :data:`MIN_LEMMA_WIDTH` bits: a step's output word."""
+    return node.op == "ite" and (node.width or 0) >= MIN_LEMMA_WIDTH
 
 
 def _reads_product(node: Node, barrier: set[int]) -> bool:
