@@ -15,6 +15,11 @@ finish (DESIGN.md, "Solvers"). The engine therefore decides such pairs by normal
   multiset of integer leaves are equal as integers, so each is the sign extension (or the
   truncation) of the other.
 
+  The static bound reads a leaf's width only; a caller that can prove a tighter one (a
+  solver query ``|leaf| <= b``, :data:`Bounder`) is asked for it when the static bound
+  does not fit (a term sized from its exponent range, 13 bits wide, whose value never
+  exceeds 8 bits).
+
 Leaves are compared as merged nodes: the engine has already proved the two sides' terms
 equal and made them one node. Nested extensions are read through (``sext(sext(t))`` is
 ``sext(t)``; ``sext`` of a ``zext`` that widened is that ``zext``).
@@ -22,9 +27,14 @@ equal and made them one node. Nested extensions are read through (``sext(sext(t)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tcspec.smt.trace import Node
 
 MAX_LEAVES = 4096
+
+Bounder = Callable[[Node, bool, int], bool]
+"""``bounder(leaf, signed, b)``: whether ``|leaf| <= b`` (read signed or not) is proved."""
 
 
 def _strip(node: Node) -> tuple[Node, bool]:
@@ -53,11 +63,14 @@ def _magnitude(leaf: Node, signed: bool) -> int:
     return 1 << (width - 1) if signed else (1 << width) - 1
 
 
-def _flatten(root: Node) -> tuple[dict[tuple[int, bool], int], int] | None:
+def _flatten(root: Node, nodes: dict[int, Node] | None = None,
+             bounder: Bounder | None = None) -> tuple[dict[tuple[int, bool], int], int] | None:
     """``root``'s leaves with their signed counts (leaf id and whether read signed), and the
     sum of their largest magnitudes, which bounds every partial sum in any order; None when
     ``root`` is no sum or has too many leaves. Constant leaves add up into one entry
-    (key ``(-1, True)``, the integer total as its count)."""
+    (key ``(-1, True)``, the integer total as its count). A narrower sum read signed (a
+    balanced subtree merged with the other side's chain) is opened when its own bound
+    shows that it does not wrap, statically or by ``bounder``."""
     if root.op not in ("add", "sub", "neg") or root.width is None:
         return None
     width = root.width
@@ -83,7 +96,22 @@ def _flatten(root: Node) -> tuple[dict[tuple[int, bool], int], int] | None:
                 constant += sign * value
                 total += abs(value)
                 continue
+            if signed and inner.op in ("add", "sub", "neg"):
+                opened = _opened(inner, bounder)
+                if opened is not None:
+                    (sub, sub_nodes), sub_total = opened
+                    for k, n in sub.items():
+                        if k[0] == -1:
+                            constant += sign * n
+                        else:
+                            leaves[k] = leaves.get(k, 0) + sign * n
+                    if nodes is not None:
+                        nodes.update(sub_nodes)
+                    total += sub_total
+                    continue
             key = (inner.id, signed)
+            if nodes is not None:
+                nodes[inner.id] = inner
             leaves[key] = leaves.get(key, 0) + sign
             total += _magnitude(inner, signed)
             if len(leaves) > MAX_LEAVES:
@@ -91,6 +119,20 @@ def _flatten(root: Node) -> tuple[dict[tuple[int, bool], int], int] | None:
     if constant:
         leaves[(-1, True)] = constant
     return {k: n for k, n in leaves.items() if n}, total
+
+
+def _opened(inner: Node, bounder: Bounder | None
+            ) -> tuple[tuple[dict[tuple[int, bool], int], dict[int, Node]], int] | None:
+    """``inner``'s leaves, their nodes and bound when ``inner`` is a sum that never wraps."""
+    sub_nodes: dict[int, Node] = {}
+    flat = _flatten(inner, sub_nodes, bounder)
+    if flat is None or inner.width is None:
+        return None
+    sub, sub_total = flat
+    if not _fits(sub_total, inner.width) and (
+            bounder is None or not _proved_fit(sub, sub_nodes, inner.width, bounder)):
+        return None
+    return (sub, sub_nodes), sub_total
 
 
 def _fits(bound: int, width: int) -> bool:
@@ -104,10 +146,26 @@ def _modular(leaves: dict[tuple[int, bool], int], mask: int) -> dict[tuple[int, 
     return {k: n for k, n in reduced.items() if n}
 
 
-def equal_sums(x: Node, y: Node, relation: str) -> bool:
+def _proved_fit(leaves: dict[tuple[int, bool], int], nodes: dict[int, Node], width: int,
+                bounder: Bounder) -> bool:
+    """Whether every partial sum of ``leaves`` fits ``width`` signed bits by proved leaf
+    bounds: one uniform bound ``b`` per unit of count, ``sum(|n|) * b`` plus the constant
+    within range; a leaf whose static magnitude is within ``b`` is not asked."""
+    limit = (1 << (width - 1)) - 1 - abs(leaves.get((-1, True), 0))
+    counts = sum(abs(n) for key, n in leaves.items() if key[0] != -1)
+    if counts == 0 or limit < counts:
+        return limit >= 0
+    each = limit // counts
+    return all(_magnitude(nodes[key[0]], key[1]) <= each or bounder(nodes[key[0]], key[1], each)
+               for key in leaves if key[0] != -1)
+
+
+def equal_sums(x: Node, y: Node, relation: str, bounder: Bounder | None = None) -> bool:
     """Whether ``relation(x) == y`` holds by the normal forms of the module docstring
-    (``equal`` for one width; ``sext`` for integer sums of two widths)."""
-    fx, fy = _flatten(x), _flatten(y)
+    (``equal`` for one width; ``sext`` for integer sums of two widths); ``bounder``
+    proves leaf bounds where the static ones do not fit."""
+    nodes: dict[int, Node] = {}
+    fx, fy = _flatten(x, nodes, bounder), _flatten(y, nodes, bounder)
     if fx is None or fy is None:
         return False
     (lx, bx), (ly, by) = fx, fy
@@ -118,4 +176,29 @@ def equal_sums(x: Node, y: Node, relation: str) -> bool:
         return False
     if relation not in ("sext", "equal") or x.width is None or y.width is None:
         return False
-    return _fits(bx, x.width) and _fits(by, y.width)
+    if _fits(bx, x.width) and _fits(by, y.width):
+        return True
+    return bounder is not None and _proved_fit(lx, nodes, min(x.width, y.width), bounder)
+
+
+def fits_in(x: Node, width: int, bounder: Bounder | None = None, depth: int = 4) -> bool:
+    """Whether ``x`` read signed always fits ``width`` signed bits (so ``x`` is the sign
+    extension of its low ``width`` bits): an extension of a node that does, a sum whose
+    leaves' static or proved bounds keep every partial sum in range, an ``ite`` of two
+    such nodes."""
+    if x.width is not None and x.width <= width:
+        return True
+    if x.op == "sext":
+        return fits_in(x.args[0], width, bounder, depth)
+    if x.op == "zext":
+        return (x.args[0].width or width) < width
+    if x.op == "ite" and depth > 0:
+        return all(fits_in(a, width, bounder, depth - 1) for a in x.args[1:])
+    nodes: dict[int, Node] = {}
+    flat = _flatten(x, nodes, bounder)
+    if flat is None:
+        return False
+    leaves, bound = flat
+    if _fits(bound, width):
+        return True
+    return bounder is not None and _proved_fit(leaves, nodes, width, bounder)

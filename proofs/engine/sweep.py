@@ -53,9 +53,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from tcspec.proofs.engine.cache import ProofCache, structure_key
 from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
-from tcspec.proofs.engine.sums import equal_sums
+from tcspec.proofs.engine.sums import equal_sums, fits_in
 from tcspec.smt.solve import SolveResult, query_script
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, evaluate, walk
 from tcspec.smt.worker import SolverWorker
@@ -109,6 +111,8 @@ class EngineStats:
     undecided: int = 0
     cases: int = 0
     lemmas: int = 0
+    twins: int = 0
+    """Left tests of a hint's case proved equal to it and fixed with it (:func:`_twins`)."""
     splits_found: list[str] = field(default_factory=list)
     uncut: int = 0
     local_queries: int = 0
@@ -126,7 +130,8 @@ class EngineStats:
                 "local_queries": self.local_queries,
                 "cone_queries": self.cone_queries, "cache_hits": self.cache_hits,
                 "solver_seconds": round(self.solver_seconds, 2),
-                "slowest": {"seconds": round(self.slowest[0], 2), "pair": self.slowest[1]}}
+                "slowest": {"seconds": round(self.slowest[0], 2), "pair": self.slowest[1]},
+                **({"twins": self.twins} if self.twins else {})}
 
     def summary(self) -> str:
         slow = f"; slowest pair {self.slowest[0]:.1f}s ({self.slowest[1]})" \
@@ -200,6 +205,12 @@ CHAIN_SHARE = 0.5
 """The share of a run's time left that :meth:`Sweep.word_lemmas` may spend; it stops at
 the first step it does not prove, and the sweep goes on from what it merged."""
 
+MAX_TWINS = 3
+"""Left booleans tried as a hint's twin (:meth:`Sweep.twin_candidates`)."""
+
+TWIN_SHARE = 6
+"""A twin's proof gets at most 1/TWIN_SHARE of the run's time left."""
+
 MIN_OUTPUT = 5.0
 """Seconds an output query always gets, even past the row budget."""
 
@@ -236,7 +247,30 @@ def make(ops: TraceOps, op: str, args: tuple[Node, ...], width: int | None,
         return ops.p_bnot(args[0])
     if op == "eq":
         return ops.p_eq(args[0], args[1], args[0].width)
+    identity = _identity(op, args)
+    if identity is not None and identity.width == width:
+        return identity
     return ops._node(op, args, width, params)
+
+
+def _identity(op: str, args: tuple[Node, ...]) -> Node | None:
+    """The node ``op(args)`` is by a ring identity once a case or a merge made an argument
+    constant: ``x * 1``, ``x + 0``, ``x - 0``, a shift by 0 (``x``); ``x * 0`` (a zero
+    constant, returned as the constant argument). None when none applies."""
+    if len(args) != 2 or not any(a.is_const for a in args):
+        return None
+    x, y = args
+    if op == "mul":
+        for a, b in ((x, y), (y, x)):
+            if b.is_const and b.value == 1:
+                return a
+            if b.is_const and b.value == 0:
+                return b
+    if op == "add" and x.is_const and x.value == 0:
+        return y
+    if op in ("add", "sub", "shl", "lshr", "ashr") and y.is_const and y.value == 0:
+        return x
+    return None
 
 
 def rebuild(roots: Sequence[Node], into: TraceOps, substitute: Mapping[int, Node]
@@ -302,6 +336,10 @@ class Sweep:
         every sample that is not tiny)."""
         self.chain_words: dict[int, Node] = {}
         """Right words :meth:`word_lemmas` proved, with their merged images."""
+        self.fits: dict[int, int] = {}
+        """Merged nodes proved to be the sign extension of their low bits (id -> that
+        width, :func:`sums.fits_in`), stated as facts in the queries that read them: a
+        wide sum merged with a narrower one keeps its range when its cone is cut."""
         self.lemma_cuts: set[int] = set()
         """Merged nodes proved by a lemma: a pair's cone query cuts them first."""
         self.lemma: Callable[[Sweep, _Proposal, bool], bool] | None = None
@@ -449,7 +487,7 @@ class Sweep:
         if related.id == y.id:
             self.stats.structural += 1
             return PROVED, {}
-        if p.left is not None and equal_sums(x, y, p.relation):
+        if p.left is not None and equal_sums(x, y, p.relation, self._bounded):
             self.stats.structural += 1
             self.stats.sums += 1
             return PROVED, {}
@@ -461,7 +499,7 @@ class Sweep:
         if self.assumptions and self._holds_unassumed(condition, keep):
             self._timed(started, p)
             return PROVED, {}
-        roots = [condition, *self._assumption_images()]
+        roots = [condition, *self._assumption_images(), *self._fit_facts(condition)]
         cut_points = {n.id: n for n in walk(roots) if n.id in self.reps and n.id not in keep}
         previous: set[int] | None = None
         chosen: set[int] = set()
@@ -512,6 +550,36 @@ class Sweep:
             return REFUTED, {n.params[0]: answer.model.get(n.params[0], 0)
                              for n in self.sim.inputs.values()}
         return UNKNOWN, {}
+
+    def _fit_facts(self, condition: Node) -> list[Node]:
+        """``n == sext(low bits of n)`` for each node under ``condition`` in :attr:`fits`
+        (proved facts wherever the sweep's assumptions hold, as every merge is)."""
+        m, facts = self.merged, []
+        for n in walk([condition]):
+            width = self.fits.get(n.id)
+            if width is not None and n.width is not None:
+                value = BV(m, n, n.width)
+                facts.append(m.eq(value, m.sext(m.extract(value, width - 1, 0), n.width)).node)
+        return facts
+
+    def _bounded(self, leaf: Node, signed: bool, bound: int) -> bool:
+        """Whether ``|leaf| <= bound`` (the merged node read signed or unsigned) holds for
+        every input meeting the sweep's assumptions (under which every merge holds), by
+        one query over its merged cone (a sum's leaf bound, :mod:`sums`)."""
+        m, width = self.merged, leaf.width
+        assert width is not None
+        value = BV(m, leaf, width)
+        if signed:
+            wide = m.sext(value, width + 1)
+            low, high = m.const(-bound, width + 1), m.const(bound, width + 1)
+            outside = m.or_(m.slt(wide, low), m.slt(high, wide))
+        elif bound.bit_length() > width:
+            return True
+        else:
+            outside = m.ult(m.const(bound, width), value)
+        self.stats.local_queries += 1
+        return self._solve([outside.node, *self._assumption_images()],
+                           self.settings.local_timeout, "bound").unsat
 
     def _holds_unassumed(self, condition: Node, keep: set[int]) -> bool:
         """Whether the pair is proved with every merged node below it cut and no
@@ -727,9 +795,13 @@ class Sweep:
         if proposal.left is None:
             self.image[node.id] = self.merged.p_bool_const(bool(proposal.value))
             return
-        self.image[node.id] = self._related(self.img(proposal.left), proposal.relation,
-                                            node.width)
-        self.reps.add(self.img(proposal.left).id)
+        left = self.img(proposal.left)
+        self.image[node.id] = self._related(left, proposal.relation, node.width)
+        self.reps.add(left.id)
+        if proposal.relation == "sext" and node.width is not None and left.width is not None \
+                and node.width < left.width and left.id not in self.fits \
+                and fits_in(left, node.width, self._bounded):
+            self.fits[left.id] = node.width
         self.matched.add(node.id)
 
     def _lemma_candidate(self, p: _Proposal) -> bool:
@@ -767,7 +839,7 @@ class Sweep:
         """Whether some output pair's left side is an ``ite`` :meth:`cases` can split."""
         return any(self._splits(left) for left, _ in self.pairs)
 
-    def cases(self) -> list[Case]:
+    def cases(self, carry: Sequence[Node] = ()) -> list[Case]:
         """A case split of the open output pair on the selectors of its left side's ``ite``
         chain (``ite(c1, t1, ite(c2, t2, e))``: cases ``c1``; ``!c1 & c2``; ``!c1 & !c2``),
         as far down as the selectors read no product (the special-value classes, not the
@@ -784,7 +856,7 @@ class Sweep:
                 not any(n.op == "mul" for n in walk([node.args[0]])):
             conditions.append(node.args[0])
             node = node.args[2]
-        return self._chain_cases(conditions)
+        return self._chain_cases(conditions, carry=[self.img(c) for c in carry])
 
     def found_split(self) -> Node | None:
         """A condition to split on that the sweep found: the selector of the first
@@ -799,22 +871,65 @@ class Sweep:
                     return node.args[0]
         return None
 
-    def hint_cases(self, condition: Node, carry: Sequence[Node] = ()) -> list[Case]:
+    def finite_mask(self) -> np.ndarray | None:
+        """The samples in the last case of :meth:`cases` (every special-value selector of
+        the left output's ``ite`` chain false); None when the output does not split."""
+        left = self.pairs[0][0]
+        if not self._splits(left):
+            return None
+        mask = np.ones(self.sim.count, dtype=bool)
+        node, count = left, 0
+        while node.op == "ite" and count < MAX_SPLIT and \
+                not any(n.op == "mul" for n in walk([node.args[0]])):
+            mask &= ~np.asarray(self.sim.values[node.args[0].id], dtype=bool)
+            node, count = node.args[2], count + 1
+        return mask
+
+    def twin_candidates(self, condition: Node, mask: np.ndarray | None = None
+                        ) -> list[tuple[Node, bool]]:
+        """Left booleans that agree with the hint ``condition`` (``False``) or with its
+        negation (``True``) on every sample, ``ite`` selectors first: the left side's own
+        test of the same case (the spec's "C dominates" beside the rule book's "C sets
+        R"), which the split then fixes too, so that its dead branch goes."""
+        values = Simulation([condition], self.sim.samples).values[condition.id]
+        if mask is None:
+            mask = np.ones(len(values), dtype=bool)
+        values = values[mask]
+        if not len(values) or bool(values.all()) or not bool(values.any()):
+            return []
+        selectors = {n.args[0].id for n in self.left_nodes if n.op == "ite"}
+        found = []
+        for node in self.left_nodes:
+            if node.width is not None or node.is_const or node.op == "var":
+                continue
+            v = self.sim.values[node.id][mask]
+            if np.array_equal(v, values):
+                found.append((node.id not in selectors, node.id, node, False))
+            elif np.array_equal(v, ~values):
+                found.append((node.id not in selectors, node.id, node, True))
+        found.sort(key=lambda t: t[:2])
+        return [(node, negated) for _, _, node, negated in found[:MAX_TWINS]]
+
+    def hint_cases(self, condition: Node, carry: Sequence[Node] = (),
+                   twins: Sequence[tuple[Node, bool]] = ()) -> list[Case]:
         """The two cases ``condition`` and ``!condition`` of a caller's hint (a node of
-        either side, e.g. the rule book's "some term is nonzero"), each with the hint
-        replaced by its constant in both merged DAGs and the case as a hypothesis."""
+        either side, e.g. the rule book's "some term is nonzero"), each with the hint and
+        its proved ``twins`` (left nodes, negated or not) replaced by their constants in
+        both merged DAGs and the case as a hypothesis."""
         return self._chain_cases([self.img(condition)], both=True,
-                                 carry=[self.img(c) for c in carry])
+                                 carry=[self.img(c) for c in carry],
+                                 twins=[(self.img(t), negated) for t, negated in twins])
 
     def _chain_cases(self, conditions: list[Node], both: bool = False,
-                     carry: Sequence[Node] = ()) -> list[Case]:
+                     carry: Sequence[Node] = (),
+                     twins: Sequence[tuple[Node, bool]] = ()) -> list[Case]:
         if not conditions:
             return []
         images = [(self.img(left), self.img(right)) for left, right in self.pairs]
         roots = [n for pair in images for n in pair]
         table = TraceOps()
         assumptions = self._assumption_images()
-        base = rebuild([*roots, *assumptions, *conditions], table, {})
+        base = rebuild([*roots, *assumptions, *conditions, *(t for t, _ in twins)], table, {})
         merged_labels: dict[int, str] = {}
         for original in self.left_nodes:
             label = self.labels.get(original.id)
@@ -830,6 +945,9 @@ class Sweep:
             chains = [[(c, value) for c in conditions] for value in (True, False)]
         for literals in chains:
             substitute = {c.id: table.p_bool_const(value) for c, value in literals}
+            if both and twins:
+                substitute.update({t.id: table.p_bool_const(literals[0][1] != negated)
+                                   for t, negated in twins})
             mapping = rebuild([*roots, *carry], table, substitute)
             hypothesis = [base[a.id] for a in assumptions] + [
                 base[c.id] if value else table.p_bnot(base[c.id]) for c, value in literals]
@@ -947,8 +1065,17 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     if early is not None:
         return early
     where = f" (case {case})" if case else ""
+    specials_first = False
     if splits:
-        cases = sweep.hint_cases(splits[0], splits[1:])
+        twins = _twins(sweep, splits[0], settings, cache, worker, stats, depth, stop_at) \
+            if lemmas else []
+        mask = sweep.finite_mask() if lemmas and not twins and depth < MAX_DEPTH else None
+        specials_first = mask is not None and bool(sweep.twin_candidates(splits[0], mask))
+        if DEBUG:
+            print(f"[engine] hint {sweep._label(splits[0])} (case {case or '-'}): "
+                  f"{len(twins)} twins, specials first: {specials_first}", flush=True)
+        cases = sweep.cases(splits) if specials_first else \
+            sweep.hint_cases(splits[0], splits[1:], twins)
     else:
         cases = sweep.cases() if depth < MAX_DEPTH else []
     for sub in cases:
@@ -957,8 +1084,9 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
                                  f"spent before case {sub.name}{where}")
         stats.cases += 1
         name = f"{case} & {sub.name}" if case else sub.name
+        hinted = splits and not specials_first
         result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
-                        sub.labels, worker, replay, stats, depth + (0 if splits else 1),
+                        sub.labels, worker, replay, stats, depth + (0 if hinted else 1),
                         name, sub.carried if splits else (), stop_at, found, lemmas)
         if result.result != PROVED:
             return result
@@ -986,6 +1114,8 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
               f"{time.monotonic() - t0:.1f}s sweep; {stats.summary()}", flush=True)
         loose = [n for n in sweep.right_only if n.id not in sweep.matched
                  and not n.is_const and n.op != "var"]
+        for p in sweep.undecided[:12]:
+            print(f"[engine] undecided: {sweep.describe(p)}", flush=True)
         print("[engine] unmatched right nodes (top):", ", ".join(
             f"{n.id}:{n.op}/{n.width}" for n in loose[-25:]), flush=True)
     timeout = settings.output_timeout
@@ -1050,6 +1180,32 @@ def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCac
     if DEBUG:
         print(f"[engine] {name}: {result.result} in {time.monotonic() - now:.1f}s", flush=True)
     return result.result == PROVED
+
+
+def _twins(sweep: Sweep, condition: Node, settings: EngineSettings, cache: ProofCache,
+           worker: SolverWorker, stats: EngineStats, depth: int, stop_at: float | None
+           ) -> list[tuple[Node, bool]]:
+    """The left twins of a hint (:meth:`Sweep.twin_candidates`) proved equal to it (or to
+    its negation) under the sweep's assumptions, each by an engine run of its own in at
+    most 1/:data:`TWIN_SHARE` of the time left."""
+    proved = []
+    for node, negated in sweep.twin_candidates(condition):
+        now = time.monotonic()
+        until = None if stop_at is None else now + max(0.0, stop_at - now) / TWIN_SHARE
+        hint = sweep.img(condition)
+        if negated:
+            hint = sweep.merged.p_bnot(hint)
+        name = f"twin {sweep._label(node)} of the hint"
+        result = _prove([(sweep.img(node), hint)], sweep._assumption_images(),
+                        sweep.sim.samples, settings, cache, {}, worker, None, stats, depth,
+                        name, (), until, MAX_FOUND_SPLITS, lemmas=False)
+        if DEBUG:
+            print(f"[engine] {name}: {result.result} in {time.monotonic() - now:.1f}s",
+                  flush=True)
+        if result.result == PROVED:
+            stats.twins += 1
+            proved.append((node, negated))
+    return proved
 
 
 def _is_word(node: Node) -> bool:

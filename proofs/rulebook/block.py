@@ -204,7 +204,9 @@ def mxf8f6f4_units(ops: Ops, products: Sequence[ScaledProduct], c: Decoded,
     ``mag_bits`` = 25 + the products' lead bits: every term is below ``2^(R + lead)``.
     """
     big_r, any_term = max_raw(ops, [(p.nonzero, p.r) for p in products] + [(c.nonzero, c.r)])
-    ops.observe("hint", split=any_term)
+    p_max, any_product = max_raw(ops, [(p.nonzero, p.r) for p in products])
+    c_sets_r = c.nonzero & (~any_product | ops.sge(c.r, p_max))
+    ops.observe("hint", split=any_term, c_sets_r=c_sets_r)
     q = ops.sub(big_r, MX_WINDOW_FRACTION_BITS)
     terms = [align(ops, c.sign, c.m, c.e(ops), q, mag_bits)]
     terms += [align(ops, p.sign, p.m, p.e, q, mag_bits) for p in products]

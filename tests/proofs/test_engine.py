@@ -356,3 +356,68 @@ def test_a_flushed_step_word_is_matched_to_the_flushed_partner_not_the_unflushed
     result = prove_equivalent([(left, right)], samples=_samples(names), settings=ROOMY,
                               replay=_replay(left, right))
     assert result.result == PROVED, result.stopped
+
+
+def test_a_sum_of_wide_terms_with_small_values_is_an_integer_sum_by_proved_bounds():
+    """Terms 13 bits wide whose values stay below 2^8 (a 4-bit significand shifted by at
+    most 4): sixteen of them fit 13 bits only by their proved bounds."""
+    ops = TraceOps()
+    names = {}
+    terms = []
+    for i in range(16):
+        m, d, s = ops.variable(f"m{i}", 4), ops.variable(f"d{i}", 2), ops.variable(f"s{i}", 1)
+        names.update({f"m{i}": 4, f"d{i}": 2, f"s{i}": 1})
+        placed = ops.shl(ops.zext(m, 13), ops.zext(d, 13))
+        terms.append(ops.ite(ops.eq(s, 1), ops.neg(placed), placed))
+    narrow = ops.sum(terms)
+    wide = ops.const(0, 15)
+    for t in reversed(terms):
+        wide = ops.add(wide, ops.sext(t, 15))
+    assert not equal_sums(narrow.node, wide.node, "sext")
+    assert not equal_sums(narrow.node, wide.node, "sext", lambda leaf, signed, b: False)
+    result = prove_equivalent([(ops.sext(narrow, 15), wide)], samples=_samples(names),
+                              settings=FAST, replay=_replay(ops.sext(narrow, 15), wide))
+    assert result.result == PROVED
+    assert result.stats.sums >= 1
+
+
+def test_the_left_sides_own_test_of_a_hinted_case_is_fixed_with_the_hint():
+    """The left side picks its branch by a test that agrees with the hint except where a
+    special-value selector above it decides the output anyway: the special cases go
+    first, and in the last one the left test is proved the hint's twin."""
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 8)
+    special = ops.eq(x, 0xFF)
+    own_test = ops.ult(ops.ite(special, ops.const(0, 8), x), y)
+    hint = ops.ult(x, y)
+    left = ops.ite(special, ops.const(0, 8), ops.add(ops.ite(own_test, y, x), x))
+    right = ops.ite(special, ops.const(0, 8), ops.add(x, ops.ite(hint, y, x)))
+    samples = _samples({"x": 8, "y": 8})
+    samples["x"][:8] = [0xFF] * 8
+    sweep = Sweep([(left.node, right.node)], [], samples, FAST)
+    assert sweep.twin_candidates(hint.node) == []
+    mask = sweep.finite_mask()
+    assert mask is not None and not mask[:8].any() and mask[8:].all()
+    assert [n.id for n, _ in sweep.twin_candidates(hint.node, mask)] == [own_test.node.id]
+    sweep.close()
+    result = prove_equivalent([(left, right)], samples=samples, settings=FAST,
+                              replay=_replay(left, right), splits=[hint])
+    assert result.result == PROVED
+    assert result.stats.twins >= 1
+
+
+def test_a_narrow_subtree_read_inside_a_wider_chain_is_opened_when_it_cannot_wrap():
+    """The other side's chain reads a balanced subtree (already merged) through a sign
+    extension: its leaves count only once the subtree is shown not to wrap."""
+    ops = TraceOps()
+    terms = [ops.sext(ops.variable(f"t{i}", 6), 10) for i in range(8)]
+    tree = ops.sum(terms)
+    half = ops.sum(terms[:4])
+    chain = ops.sext(half, 12)
+    for t in terms[4:]:
+        chain = ops.add(chain, ops.sext(t, 12))
+    assert equal_sums(tree.node, chain.node, "sext")
+    small = [ops.sext(ops.variable(f"s{i}", 10), 10) for i in range(2)]
+    wrapping_half = ops.add(ops.zext(ops.variable("w", 9), 10), small[0])
+    other = ops.add(ops.sext(wrapping_half, 12), ops.sext(small[1], 12))
+    assert not equal_sums(ops.add(wrapping_half, small[1]).node, other.node, "sext")
