@@ -153,9 +153,11 @@ def _proved_fit(leaves: dict[tuple[int, bool], int], nodes: dict[int, Node], wid
     within range; a leaf whose static magnitude is within ``b`` is not asked."""
     limit = (1 << (width - 1)) - 1 - abs(leaves.get((-1, True), 0))
     counts = sum(abs(n) for key, n in leaves.items() if key[0] != -1)
-    if counts == 0 or limit < counts:
+    if counts == 0:
         return limit >= 0
     each = limit // counts
+    if each < 1:
+        return False
     return all(_magnitude(nodes[key[0]], key[1]) <= each or bounder(nodes[key[0]], key[1], each)
                for key in leaves if key[0] != -1)
 

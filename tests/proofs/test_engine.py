@@ -421,3 +421,11 @@ def test_a_narrow_subtree_read_inside_a_wider_chain_is_opened_when_it_cannot_wra
     wrapping_half = ops.add(ops.zext(ops.variable("w", 9), 10), small[0])
     other = ops.add(ops.sext(wrapping_half, 12), ops.sext(small[1], 12))
     assert not equal_sums(ops.add(wrapping_half, small[1]).node, other.node, "sext")
+
+
+def test_more_leaves_than_a_narrow_sum_can_hold_never_fit_by_proved_bounds():
+    ops = TraceOps()
+    terms = [ops.sext(ops.variable(f"v{i}", 2), 3) for i in range(4)]
+    narrow = ops.sum(terms)
+    wide = ops.sum([ops.sext(t, 5) for t in terms])
+    assert not equal_sums(narrow.node, wide.node, "sext", lambda leaf, signed, b: True)
