@@ -912,8 +912,10 @@ class Sweep:
 
     def hint_cases(self, condition: Node, carry: Sequence[Node] = (),
                    twins: Sequence[tuple[Node, bool]] = ()) -> list[Case]:
-        """The two cases ``condition`` and ``!condition`` of a caller's hint (a node of
-        either side, e.g. the rule book's "some term is nonzero"), each with the hint and
+        """The two cases ``!condition`` and ``condition`` of a caller's hint (a node of
+        either side, e.g. the rule book's "some term is nonzero", whose false case is the
+        trivial one: it goes first, so a row that runs out of time stops in a case that
+        matters), each with the hint and
         its proved ``twins`` (left nodes, negated or not) replaced by their constants in
         both merged DAGs and the case as a hypothesis."""
         return self._chain_cases([self.img(condition)], both=True,
@@ -942,7 +944,7 @@ class Sweep:
                   + ([(conditions[count], True)] if count < len(conditions) else [])
                   for count in range(len(conditions) + 1)]
         if both:
-            chains = [[(c, value) for c in conditions] for value in (True, False)]
+            chains = [[(c, value) for c in conditions] for value in (False, True)]
         for literals in chains:
             substitute = {c.id: table.p_bool_const(value) for c, value in literals}
             if both and twins:
