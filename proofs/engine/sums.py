@@ -129,8 +129,7 @@ def _opened(inner: Node, bounder: Bounder | None
     if flat is None or inner.width is None:
         return None
     sub, sub_total = flat
-    if not _fits(sub_total, inner.width) and (
-            bounder is None or not _proved_fit(sub, sub_nodes, inner.width, bounder)):
+    if not _never_wraps(sub, sub_nodes, sub_total, inner.width, bounder):
         return None
     return (sub, sub_nodes), sub_total
 
@@ -162,6 +161,14 @@ def _proved_fit(leaves: dict[tuple[int, bool], int], nodes: dict[int, Node], wid
                for key in leaves if key[0] != -1)
 
 
+def _never_wraps(leaves: dict[tuple[int, bool], int], nodes: dict[int, Node], bound: int,
+                 width: int, bounder: Bounder | None) -> bool:
+    """Whether no partial sum of ``leaves`` leaves ``width`` signed bits: by the static
+    ``bound``, else by proved leaf bounds."""
+    return _fits(bound, width) or (
+        bounder is not None and _proved_fit(leaves, nodes, width, bounder))
+
+
 def equal_sums(x: Node, y: Node, relation: str, bounder: Bounder | None = None) -> bool:
     """Whether ``relation(x) == y`` holds by the normal forms of the module docstring
     (``equal`` for one width; ``sext`` for integer sums of two widths); ``bounder``
@@ -180,7 +187,7 @@ def equal_sums(x: Node, y: Node, relation: str, bounder: Bounder | None = None) 
         return False
     if _fits(bx, x.width) and _fits(by, y.width):
         return True
-    return bounder is not None and _proved_fit(lx, nodes, min(x.width, y.width), bounder)
+    return _never_wraps(lx, nodes, max(bx, by), min(x.width, y.width), bounder)
 
 
 def fits_in(x: Node, width: int, bounder: Bounder | None = None, depth: int = 4) -> bool:
@@ -201,6 +208,4 @@ def fits_in(x: Node, width: int, bounder: Bounder | None = None, depth: int = 4)
     if flat is None:
         return False
     leaves, bound = flat
-    if _fits(bound, width):
-        return True
-    return bounder is not None and _proved_fit(leaves, nodes, width, bounder)
+    return _never_wraps(leaves, nodes, bound, width, bounder)

@@ -849,14 +849,8 @@ class Sweep:
         left = self.pairs[0][0]
         if not self._splits(left):
             return []
-        lroot = self.img(left)
-        conditions: list[Node] = []
-        node = lroot
-        while node.op == "ite" and len(conditions) < MAX_SPLIT and \
-                not any(n.op == "mul" for n in walk([node.args[0]])):
-            conditions.append(node.args[0])
-            node = node.args[2]
-        return self._chain_cases(conditions, carry=[self.img(c) for c in carry])
+        return self._chain_cases(_special_selectors(self.img(left)),
+                                 carry=[self.img(c) for c in carry])
 
     def found_split(self) -> Node | None:
         """A condition to split on that the sweep found: the selector of the first
@@ -878,11 +872,8 @@ class Sweep:
         if not self._splits(left):
             return None
         mask = np.ones(self.sim.count, dtype=bool)
-        node, count = left, 0
-        while node.op == "ite" and count < MAX_SPLIT and \
-                not any(n.op == "mul" for n in walk([node.args[0]])):
-            mask &= ~np.asarray(self.sim.values[node.args[0].id], dtype=bool)
-            node, count = node.args[2], count + 1
+        for selector in _special_selectors(left):
+            mask &= ~np.asarray(self.sim.values[selector.id], dtype=bool)
         return mask
 
     def twin_candidates(self, condition: Node, mask: np.ndarray | None = None
@@ -915,9 +906,8 @@ class Sweep:
         """The two cases ``!condition`` and ``condition`` of a caller's hint (a node of
         either side, e.g. the rule book's "some term is nonzero", whose false case is the
         trivial one: it goes first, so a row that runs out of time stops in a case that
-        matters), each with the hint and
-        its proved ``twins`` (left nodes, negated or not) replaced by their constants in
-        both merged DAGs and the case as a hypothesis."""
+        matters), each with the hint and its proved ``twins`` (left nodes, negated or not)
+        replaced by their constants in both merged DAGs and the case as a hypothesis."""
         return self._chain_cases([self.img(condition)], both=True,
                                  carry=[self.img(c) for c in carry],
                                  twins=[(self.img(t), negated) for t, negated in twins])
@@ -1184,6 +1174,18 @@ def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCac
     return result.result == PROVED
 
 
+def _special_selectors(root: Node) -> list[Node]:
+    """The selectors of ``root``'s ``ite`` chain (``ite(c1, t1, ite(c2, t2, e))``), at most
+    :data:`MAX_SPLIT`, as far down as they read no product: the special-value classes."""
+    selectors: list[Node] = []
+    node = root
+    while node.op == "ite" and len(selectors) < MAX_SPLIT and \
+            not any(n.op == "mul" for n in walk([node.args[0]])):
+        selectors.append(node.args[0])
+        node = node.args[2]
+    return selectors
+
+
 def _twins(sweep: Sweep, condition: Node, settings: EngineSettings, cache: ProofCache,
            worker: SolverWorker, stats: EngineStats, depth: int, stop_at: float | None
            ) -> list[tuple[Node, bool]]:
@@ -1191,12 +1193,11 @@ def _twins(sweep: Sweep, condition: Node, settings: EngineSettings, cache: Proof
     its negation) under the sweep's assumptions, each by an engine run of its own in at
     most 1/:data:`TWIN_SHARE` of the time left."""
     proved = []
+    image = sweep.img(condition)
     for node, negated in sweep.twin_candidates(condition):
         now = time.monotonic()
         until = None if stop_at is None else now + max(0.0, stop_at - now) / TWIN_SHARE
-        hint = sweep.img(condition)
-        if negated:
-            hint = sweep.merged.p_bnot(hint)
+        hint = sweep.merged.p_bnot(image) if negated else image
         name = f"twin {sweep._label(node)} of the hint"
         result = _prove([(sweep.img(node), hint)], sweep._assumption_images(),
                         sweep.sim.samples, settings, cache, {}, worker, None, stats, depth,
