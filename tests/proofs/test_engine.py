@@ -376,7 +376,7 @@ def test_a_sum_of_wide_terms_with_small_values_is_an_integer_sum_by_proved_bound
     assert not equal_sums(narrow.node, wide.node, "sext")
     assert not equal_sums(narrow.node, wide.node, "sext", lambda leaf, signed, b: False)
     result = prove_equivalent([(ops.sext(narrow, 15), wide)], samples=_samples(names),
-                              settings=FAST, replay=_replay(ops.sext(narrow, 15), wide))
+                              settings=ROOMY, replay=_replay(ops.sext(narrow, 15), wide))
     assert result.result == PROVED
     assert result.stats.sums >= 1
 
@@ -394,13 +394,13 @@ def test_the_left_sides_own_test_of_a_hinted_case_is_fixed_with_the_hint():
     right = ops.ite(special, ops.const(0, 8), ops.add(x, ops.ite(hint, y, x)))
     samples = _samples({"x": 8, "y": 8})
     samples["x"][:8] = [0xFF] * 8
-    sweep = Sweep([(left.node, right.node)], [], samples, FAST)
+    sweep = Sweep([(left.node, right.node)], [], samples, ROOMY)
     assert sweep.twin_candidates(hint.node) == []
     mask = sweep.finite_mask()
     assert mask is not None and not mask[:8].any() and mask[8:].all()
     assert [n.id for n, _ in sweep.twin_candidates(hint.node, mask)] == [own_test.node.id]
     sweep.close()
-    result = prove_equivalent([(left, right)], samples=samples, settings=FAST,
+    result = prove_equivalent([(left, right)], samples=samples, settings=ROOMY,
                               replay=_replay(left, right), splits=[hint])
     assert result.result == PROVED
     assert result.stats.twins >= 1
