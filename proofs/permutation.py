@@ -186,12 +186,8 @@ def grouped_nvfp4(desc: Descriptor) -> bool:
 
 
 PROPERTIES = [
-    Property("permutation", "reordering the lanes leaves D unchanged (window paths: swap of "
-             "lanes 0/1 and rotation by one; block paths: the same inside every group)",
-             ("spec.window", "spec.accumulate", "spec.specials", "spec.convert",
-              "spec.formats", "spec.blockscaled", "spec.integer"),
-             REQUIRED, applies, check, fast=(("dense-e2m1", 4), ("dense-nvfp4", 16)),
-             k_step=k_step),
+    # ``permutation`` itself is a declaration on the equivalence engine now
+    # (:mod:`proofs.families.lane_order`); the across-groups witness stays here.
     Property("permutation-across-groups", "a swap across NVFP4 K=4 groups can change D "
              "(witness)", ("spec.blockscaled",), ("dense-nvfp4",), grouped_nvfp4,
              check_across_groups, fast=(("dense-nvfp4", 32),), k_step=lambda d: 32),

@@ -209,3 +209,16 @@ def fits_in(x: Node, width: int, bounder: Bounder | None = None, depth: int = 4)
         return False
     leaves, bound = flat
     return _never_wraps(leaves, nodes, bound, width, bounder)
+
+
+def never_most_negative(x: Node, bounder: Bounder | None = None) -> bool:
+    """Whether the sum ``x`` never takes its most negative word ``-2^(W-1)``: no partial
+    sum wraps and ``|x| <= 2^(W-1) - 1``, by static or proved leaf bounds (so ``-x``, and
+    ``|x|`` as ``x < 0 ? -x : x``, never wrap when ``x`` is cut to a free variable)."""
+    flat = _flatten(x, {}, bounder) if x.width is not None else None
+    if flat is None or x.width is None:
+        return False
+    nodes: dict[int, Node] = {}
+    leaves, bound = _flatten(x, nodes, bounder) or flat
+    return _never_wraps(leaves, nodes, bound, x.width, bounder)
+

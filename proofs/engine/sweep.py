@@ -57,7 +57,7 @@ import numpy as np
 
 from tcspec.proofs.engine.cache import ProofCache, structure_key
 from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
-from tcspec.proofs.engine.sums import equal_sums, fits_in
+from tcspec.proofs.engine.sums import equal_sums, fits_in, never_most_negative
 from tcspec.smt.solve import SolveResult, query_script
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, evaluate, walk
 from tcspec.smt.worker import SolverWorker
@@ -340,6 +340,10 @@ class Sweep:
         """Merged nodes proved to be the sign extension of their low bits (id -> that
         width, :func:`sums.fits_in`), stated as facts in the queries that read them: a
         wide sum merged with a narrower one keeps its range when its cone is cut."""
+        self.off_minimum: dict[int, bool] = {}
+        """Merged sums whose static bound keeps them off the most negative word
+        (:func:`sums.never_most_negative`): stated as facts, so ``-x`` and ``|x|`` do not
+        wrap when ``x`` is cut (a negated run's sum, a magnitude taken in two places)."""
         self.lemma_cuts: set[int] = set()
         """Merged nodes proved by a lemma: a pair's cone query cuts them first."""
         self.lemma: Callable[[Sweep, _Proposal, bool], bool] | None = None
@@ -556,6 +560,12 @@ class Sweep:
         (proved facts wherever the sweep's assumptions hold, as every merge is)."""
         m, facts = self.merged, []
         for n in walk([condition]):
+            if n.op in ("add", "sub", "neg") and n.id in self.reps and n.width is not None:
+                if n.id not in self.off_minimum:
+                    self.off_minimum[n.id] = never_most_negative(n)
+                if self.off_minimum[n.id]:
+                    value = BV(m, n, n.width)
+                    facts.append(m.ne(value, m.const(1 << (n.width - 1), n.width)).node)
             width = self.fits.get(n.id)
             if width is not None and n.width is not None:
                 value = BV(m, n, n.width)
@@ -625,7 +635,21 @@ class Sweep:
         model = self._model
         live = [cut_points[c] for c in chosen if f"cut!{c}" in model]
         real = evaluate(live, words)
-        return {n.id for n, v in zip(live, real) if int(v) != model[f"cut!{n.id}"]}
+        wrong = {n.id for n, v in zip(live, real) if int(v) != model[f"cut!{n.id}"]}
+        if len(wrong) < 2:
+            return wrong
+        values = {**words, **{k: v for k, v in model.items() if k.startswith("cut!")}}
+        local: set[int] = set()
+        for node in (cut_points[c] for c in wrong):
+            roots, _ = cut_nodes([node], lambda n, top=node.id: f"cut!{n.id}"
+                                 if n.id in chosen and n.id != top else None)
+            try:
+                value = evaluate(roots, values)[0]
+            except KeyError:
+                continue
+            if int(value) != model[f"cut!{node.id}"]:
+                local.add(node.id)
+        return local or wrong
 
     def _timed(self, started: float, p: _Proposal) -> None:
         spent = time.monotonic() - started
@@ -763,6 +787,8 @@ class Sweep:
             while proposal is not None:
                 self.stats.proposed += 1
                 verdict, words = self.decide(proposal, self.settings.cone_timeout)
+                if DEBUG and os.environ.get("TCSPEC_ENGINE_DEBUG") == "2":
+                    print("[engine] pair", self.describe(proposal), verdict)
                 if verdict == PROVED:
                     self.stats.proved += 1
                     self._merge(node, proposal)
@@ -789,7 +815,8 @@ class Sweep:
                 if not self.first_undecided:
                     self.first_undecided = self.describe(proposal)
                 break
-            self.img(node)
+            if node.id not in self.matched:
+                self.image[node.id] = self._rebuilt(node)
 
     def _merge(self, node: Node, proposal: _Proposal) -> None:
         if proposal.left is None:
@@ -802,6 +829,9 @@ class Sweep:
                 and node.width < left.width and left.id not in self.fits \
                 and fits_in(left, node.width, self._bounded):
             self.fits[left.id] = node.width
+        if proposal.relation == "neg" and left.width is not None and left.width > 1 \
+                and left.id not in self.fits and fits_in(left, left.width - 1, self._bounded):
+            self.fits[left.id] = left.width - 1
         self.matched.add(node.id)
 
     def _lemma_candidate(self, p: _Proposal) -> bool:

@@ -429,3 +429,51 @@ def test_more_leaves_than_a_narrow_sum_can_hold_never_fit_by_proved_bounds():
     narrow = ops.sum(terms)
     wide = ops.sum([ops.sext(t, 5) for t in terms])
     assert not equal_sums(narrow.node, wide.node, "sext", lambda leaf, signed, b: True)
+
+
+def _abs(ops, x):
+    return ops.ite(ops.slt(x, 0), ops.neg(x), x)
+
+
+def _negated_run(ops):
+    """|sum| in two runs, the second over negated terms (a sign-symmetry shape): the
+    right sum is the left one negated, and the right magnitude reads it."""
+    terms = [ops.sext(ops.variable(f"t{i}", 8), 12) for i in range(4)]
+    left_sum = ops.sum(terms)
+    right_sum = ops.sum([ops.neg(t) for t in terms])
+    return _abs(ops, left_sum), _abs(ops, right_sum)
+
+
+def test_a_cut_sum_is_kept_off_its_most_negative_word():
+    """``|-u| == |u|`` with ``u`` cut holds only when ``u != -2^11``: the sum's leaves'
+    static bound says so, and the query states it (else the free cut takes -2^11)."""
+    ops = TraceOps()
+    left, right = _negated_run(ops)
+    sweep = Sweep([(left.node, right.node)], [], _samples({f"t{i}": 8 for i in range(4)}),
+                  ROOMY)
+    try:
+        sweep.sweep()
+        outcome = sweep.outputs(None, 60)
+        assert outcome is not None and outcome.result == PROVED
+        left_sum = left.node.args[2]
+        assert sweep.off_minimum.get(sweep.img(left_sum).id) is True
+    finally:
+        sweep.close()
+
+
+def test_an_image_taken_before_a_merge_is_rebuilt_over_the_merge():
+    """A right node imaged early (a lemma's query reads it before the sweep reaches its
+    arguments) and not merged itself reads its arguments' merged images afterwards."""
+    ops = TraceOps()
+    left, right = _negated_run(ops)
+    sweep = Sweep([(left.node, right.node)], [], _samples({f"t{i}": 8 for i in range(4)}),
+                  ROOMY)
+    try:
+        selector = right.node.args[0]
+        stale = sweep.img(selector)
+        sweep.sweep()
+        fresh = sweep.img(selector)
+        assert fresh.id != stale.id or selector.id in sweep.matched
+        assert all(sweep.img(a).id == b.id for a, b in zip(selector.args, fresh.args))
+    finally:
+        sweep.close()

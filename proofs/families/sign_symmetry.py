@@ -1,0 +1,79 @@
+"""Sign symmetry: negating every A element and C negates D (SEMANTICS.md 2.5, 2.7, 4, 10.3).
+
+The second run reads each A word and C with its value negated: the sign bit of the
+format's field table flipped (an fnuz zero, whose flipped pattern would be the NaN, and
+the fnuz NaN stay as they are, 11.3). Truncation toward zero and round-to-nearest-even are
+both odd, so D negates, with the rule text's exceptions:
+
+- a NaN D stays the canonical NaN (2.2);
+- NVIDIA datapaths (sections 2, 4, 5, 10.3, 10.6) give ``+0`` for every zero result, so a
+  zero D stays ``+0``;
+- the AMD families (11.1-11.4) add in IEEE arithmetic, where an exact cancellation gives
+  ``+0`` under round-to-nearest whatever the operands' signs: a zero D maps to a zero of
+  either sign.
+"""
+
+from __future__ import annotations
+
+from tcspec.proofs.families.declare import Family, Words, as_property
+from tcspec.proofs.rulebook.fields import FNUZ, FORMATS, dfmt
+from tcspec.proofs.rulebook.names import CDNA3_RD, FMA_CHAIN, INTEGER, PAIRWISE_TREE, Datapath
+from tcspec.spec.bitvec import BV, Ops
+
+IEEE_ZERO_FAMILIES = (FMA_CHAIN, CDNA3_RD, PAIRWISE_TREE)
+"""Sections 11.1-11.4: IEEE adds, where the sign of a zero result depends on the operands."""
+
+
+def negated_value(ops: Ops, word: BV, format_name: str) -> BV:
+    """``word`` with its value negated: the format's sign bit flipped (section 1's field
+    table); an fnuz word whose other bits are all zero (zero, or the NaN) unchanged."""
+    f = FORMATS[format_name]
+    assert f.sign_bit is not None
+    flipped = ops.bvxor(word, ops.const(1 << f.sign_bit, word.width))
+    if f.specials != FNUZ:
+        return flipped
+    rest = ops.extract(word, f.sign_bit - 1, 0)
+    return ops.ite(ops.eq(rest, 0), word, flipped)
+
+
+def negate_a_and_c(ops: Ops, rec: Datapath, words: Words) -> Words:
+    out = dict(words)
+    for name, word in words.items():
+        role = name.rstrip("0123456789")
+        if role == "a":
+            out[name] = negated_value(ops, word, rec.a_format)
+        elif role == "c":
+            out[name] = negated_value(ops, word, rec.c_format)
+    return out
+
+
+def d_negates(ops: Ops, rec: Datapath, first: BV, second: BV) -> tuple[BV, BV]:
+    """(the D the rule text expects of the second run, its D)."""
+    d = dfmt(rec.d_format)
+    top = d.width - 1
+    is_zero = ops.eq(ops.extract(first, top - 1, 0), 0)
+    is_nan = ops.eq(first, d.nan)
+    flipped = ops.bvxor(first, ops.const(d.sign_mask, d.width))
+    expected = ops.ite(ops.or_(is_zero, is_nan), first, flipped)
+    if rec.family not in IEEE_ZERO_FAMILIES:
+        return expected, second
+    second_zero = ops.eq(ops.extract(second, top - 1, 0), 0)
+    plus_zero = ops.const(0, d.width)
+    return (ops.ite(is_zero, plus_zero, expected),
+            ops.ite(second_zero, plus_zero, second))
+
+
+def applies(rec: Datapath) -> bool:
+    """Every datapath with float A and C words (section 3's integer paths have no sign
+    symmetry: ``-(-128)`` is not an s8)."""
+    return rec.family != INTEGER and rec.a_format in FORMATS and rec.c_format in FORMATS
+
+
+SIGN_SYMMETRY = Family(
+    "sign-symmetry",
+    "negating every A element and C negates D (zero: +0 on NVIDIA paths, any zero on AMD "
+    "IEEE paths; NaN stays canonical)",
+    applies, negate_a_and_c, d_negates,
+    statement="D(-A, B, -C) = -D(A, B, C)")
+
+PROPERTIES = (as_property(SIGN_SYMMETRY, ("spec (every float family)",)),)

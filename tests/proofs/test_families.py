@@ -1,0 +1,131 @@
+"""Property families as declarations on the engine (issue 31): each family's statement is
+written from the rule text, and the engine decides it on whole datapaths."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+
+import pytest
+
+from tcspec.proofs.core import Settings
+from tcspec.proofs.families import declare
+from tcspec.proofs.families.lane_order import LANE_ORDER, group_orders, group_size
+from tcspec.proofs.families.sign_symmetry import SIGN_SYMMETRY, d_negates, negated_value
+from tcspec.proofs.families.unread_bits import UNREAD_BITS, read_mask
+from tcspec.proofs.rulebook.names import parse
+from tcspec.spec.catalog import CATALOG
+from tcspec.spec.scalar import SCALAR
+
+SETTINGS = Settings(timeout=60, second_solver=None)
+
+
+def _word(value: int, width: int = 32):
+    return SCALAR.const(value, width)
+
+
+def test_negating_a_value_flips_the_sign_bit_of_the_field_table():
+    assert int(negated_value(SCALAR, _word(0x3C), "e4m3").node) == 0xBC
+    assert int(negated_value(SCALAR, _word(0x5), "e2m1").node) == 0xD
+    assert int(negated_value(SCALAR, _word(0x3F800000), "tf32").node) == 0xBF800000
+
+
+def test_an_fnuz_zero_and_the_fnuz_nan_are_their_own_negation():
+    assert int(negated_value(SCALAR, _word(0x00), "e4m3fnuz").node) == 0x00
+    assert int(negated_value(SCALAR, _word(0x80), "e4m3fnuz").node) == 0x80
+    assert int(negated_value(SCALAR, _word(0x01), "e4m3fnuz").node) == 0x81
+
+
+@pytest.mark.parametrize("name, first, second, equal", [
+    ("dense-tf32", 0x3F800000, 0xBF800000, True),
+    ("dense-tf32", 0x00000000, 0x00000000, True),
+    ("dense-tf32", 0x00000000, 0x80000000, False),  # NVIDIA: a zero D is +0 in both runs
+    ("dense-tf32", 0x7FFFFFFF, 0x7FFFFFFF, True),
+    ("cdna1-mfma-32x32x2-f32-f32-c32-d32", 0x00000000, 0x80000000, True),  # IEEE zeros
+    ("cdna1-mfma-32x32x2-f32-f32-c32-d32", 0x3F800000, 0x3F800000, False),
+])
+def test_the_relation_of_the_two_d_words(name, first, second, equal):
+    left, right = d_negates(SCALAR, parse(name), _word(first), _word(second))
+    assert (int(left.node) == int(right.node)) is equal
+
+
+def test_the_read_bits_are_section_1s():
+    assert read_mask("tf32", 32) == 0xFFFFE000
+    assert read_mask("bf16", 32) == 0xFFFF0000
+    assert read_mask("e2m1", 32) == 0xF
+    assert read_mask("f16", 32) == 0xFFFF
+    assert read_mask("ue4m3", 8) == 0x7F
+    assert read_mask("ue8m0", 8) == 0xFF
+    assert read_mask("u8", 32) == 0xFF
+    assert read_mask("f32", 32) == 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("name, size", [
+    ("dense-tf32", 8), ("i8-u8-s8-wrap", 32), ("dense-mx-e4m3", 32), ("dense-nvfp4", 4),
+    ("dense-mxf4", 16), ("sm_80-mma-m16n8k16-f16-f16-c32-d32", 8),
+    ("sm_80-mma-m16n8k8-f16-f16-c32-d32", 8),
+])
+def test_accumulation_groups_are_the_rule_texts(name, size):
+    assert group_size(parse(name)) == size
+
+
+def test_ordered_families_have_no_lane_order_statement():
+    stated = set(declare.applicable(LANE_ORDER))
+    for name in CATALOG:
+        if parse(name).family in ("fma-chain", "cdna3-rd", "pairwise-tree", "sparse"):
+            assert name not in stated
+
+
+def _closure_size(k: int, generators: list[list[int]]) -> int:
+    start = tuple(range(k))
+    seen = {start}
+    queue = deque([start])
+    while queue:
+        order = queue.popleft()
+        for g in generators:
+            nxt = tuple(order[i] for i in g)
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return len(seen)
+
+
+def test_the_second_runs_generate_every_order_inside_each_group():
+    """sm_80 m16n8k16 f16: two steps of 8 lanes; the swaps and rotations generate
+    S_8 x S_8, and never move a lane to the other step."""
+    rec = parse("sm_80-mma-m16n8k16-f16-f16-c32-d32")
+    orders = group_orders(rec)
+    assert all(sorted(o[:8]) == list(range(8)) for o in orders)
+    assert _closure_size(16, orders) == 40320 ** 2
+
+
+def test_every_family_states_its_applicable_rows_without_a_dash():
+    assert len(declare.applicable(SIGN_SYMMETRY)) == 274
+    assert len(declare.applicable(UNREAD_BITS)) >= 250
+    assert len(declare.applicable(LANE_ORDER)) >= 190
+
+
+def test_unread_bits_are_proved_on_dense_tf32():
+    row = declare.check(UNREAD_BITS, CATALOG["dense-tf32"].descriptor, 8, SETTINGS)
+    assert row.result == "proved", row.detail
+
+
+def test_sign_symmetry_is_proved_on_an_ampere_path():
+    desc = CATALOG["sm_80-mma-m16n8k8-f16-f16-c16-d16"].descriptor
+    row = declare.check(SIGN_SYMMETRY, desc, desc.k, SETTINGS)
+    assert row.result == "proved", row.detail
+
+
+def test_a_wrong_statement_is_refuted_with_replayed_words():
+    """Flipping the exponent's top bit instead of the sign is no negation: refuted, and the
+    words give two different D words on the scalar lowering."""
+    def wrong(ops, rec, words):
+        return {n: ops.bvxor(w, ops.const(1 << 30, w.width)) if n[0] in "ac" else w
+                for n, w in words.items()}
+
+    family = dataclasses.replace(SIGN_SYMMETRY, name="not-a-negation", transform=wrong)
+    row = declare.check(family, CATALOG["dense-tf32"].descriptor, 8, SETTINGS)
+    assert row.result == "refuted"
+    words = {n: v for n, v in row.words.items() if (n[0] in "abc" and n[1:].isdigit()) or n == "c"}
+    (left, right), = declare.replayer(family, CATALOG["dense-tf32"].descriptor)(words)
+    assert left != right == row.words["d_second_run"]
