@@ -496,10 +496,15 @@ class Property:
     default_k: Callable[[Descriptor], int] | None = None
     key: Callable[[Descriptor, int, Settings], str] | None = None
     """The row's cache key without deciding it (the hash :attr:`Row.key` records)."""
+    instruction_k: bool = False
+    """Stated at the instruction's own K only (the engine's families)."""
 
     def check_k(self, desc: Descriptor, k: int) -> None:
         """``ValueError`` naming why ``k`` is impossible for this row."""
         check_logical_k(desc, k)
+        if self.instruction_k and k != desc.k:
+            raise ValueError(f"K={k} is impossible for {self.name} on {desc.name}: it is "
+                             f"stated at the instruction's K={desc.k}")
         if self.k_step is not None and k % self.k_step(desc):
             raise ValueError(f"K={k} is impossible for {self.name} on {desc.name}: it must be "
                              f"a multiple of {self.k_step(desc)}")

@@ -493,13 +493,20 @@ def proof_counts(paths: Path | Sequence[Path] | None = None) -> dict[str, dict[s
     return counts
 
 
-def equals_reference_rows(path: Path = REPORT_JSON) -> dict[str, dict[str, Any]]:
-    """Datapath -> its ``equals-reference`` row in the committed report."""
+def property_rows(name: str, path: Path = REPORT_JSON) -> dict[str, dict[str, Any]]:
+    """Datapath -> its row of property ``name`` at the instruction's K in the committed
+    report."""
     try:
         rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["rows"]
     except (OSError, ValueError, KeyError, TypeError):
         return {}
-    return {row["datapath"]: row for row in rows if row.get("property") == "equals-reference"}
+    return {row["datapath"]: row for row in rows
+            if row.get("property") == name and not row.get("model_k")}
+
+
+def equals_reference_rows(path: Path = REPORT_JSON) -> dict[str, dict[str, Any]]:
+    """Datapath -> its ``equals-reference`` row in the committed report."""
+    return property_rows("equals-reference", path)
 
 
 def equals_reference_results(path: Path = REPORT_JSON) -> dict[str, str]:

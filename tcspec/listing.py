@@ -12,6 +12,8 @@ from tcspec.proofs.runner import (
     equals_reference_results,
     equals_reference_rows,
     proof_counts,
+    properties,
+    property_rows,
 )
 from tcspec.ref.vectorfiles import arch_vector_counts, hardware_counts, vector_counts
 from tcspec.spec.candidates import candidate_table
@@ -124,6 +126,41 @@ def equals_reference_table(report: Path = REPORT_JSON) -> str:
         span = f"{min(seconds):.1f}-{max(seconds):.1f}" if seconds else "-"
         lines.append(f"| {family} | " + " | ".join(map(str, counts)) + f" | {span} |")
     lines.append("| **all** | " + " | ".join(f"**{t}**" for t in totals) + " | |")
+    return "\n".join(lines) + "\n"
+
+
+ENGINE_FAMILIES = ("sign-symmetry", "ignores-unread-bits", "permutation")
+"""The properties declared on the equivalence engine (``proofs/families``)."""
+
+
+def _group(entry: Datapath) -> str:
+    if entry.is_tcgen05:
+        return "tcgen05"
+    return "AMD cdna1-3" if entry.arch.startswith("cdna") else "NVIDIA sm_70-sm_120"
+
+
+def families_table(report: Path = REPORT_JSON) -> str:
+    """The engine-declared properties' rows of the committed report (markdown), by property
+    and architecture group: datapaths the property applies to, rows run, each verdict and
+    the first-solver seconds (min-max)."""
+    props = properties()
+    lines = ["| property | datapaths | applies | rows run | proved | refuted | unknown "
+             "| seconds (min-max) |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    for name in ENGINE_FAMILIES:
+        decided = property_rows(name, report)
+        groups: dict[str, list[str]] = {}
+        for entry in CATALOG.values():
+            if props[name].applies(entry.descriptor):
+                groups.setdefault(_group(entry), []).append(entry.name)
+        for group in sorted(groups):
+            names = groups[group]
+            run = [decided[n] for n in names if n in decided]
+            counts = [len(names), len(run), *(sum(r["result"] == v for r in run)
+                                              for v in ("proved", "refuted", "unknown"))]
+            seconds = [float(r["seconds"]) for r in run]
+            span = f"{min(seconds):.1f}-{max(seconds):.1f}" if seconds else "-"
+            lines.append(f"| {name} | {group} | " + " | ".join(map(str, counts))
+                         + f" | {span} |")
     return "\n".join(lines) + "\n"
 
 

@@ -173,4 +173,5 @@ def as_property(family: Family, covers: tuple[str, ...]) -> Property:
                     lambda desc: desc.name in names,
                     lambda desc, k, settings: check(family, desc, k, settings),
                     key=lambda desc, k, settings: row_key(family, trace_runs(family, desc),
-                                                          settings))
+                                                          settings),
+                    instruction_k=True)

@@ -170,15 +170,16 @@ def test_a_keyed_row_is_reused_only_while_its_key_is_unchanged():
 
 
 def test_rows_are_selected_by_property_datapath_and_k():
-    rows = runner.select_rows("permutation", "dense-tf32", 4)
-    assert [(r.prop.name, r.desc.name, r.k) for r in rows] == [("permutation", "dense-tf32", 4)]
+    rows = runner.select_rows("tf32-ignores-low-bits", "dense-tf32", 4)
+    assert [(r.prop.name, r.desc.name, r.k) for r in rows] == [
+        ("tf32-ignores-low-bits", "dense-tf32", 4)]
     required = runner.select_rows("sparse-non-interference")
     assert len(required) == 18 and all(r.k == r.desc.k for r in required)
     fast = {r.prop.name for r in runner.select_rows(fast=True)}
     assert fast and fast <= set(runner.properties())
     assert all(r.k <= r.desc.k for r in runner.select_rows(fast=True))
     both = runner.select_rows("k-group-carry, sign-symmetry")
-    assert [r.prop.name for r in both] == ["k-group-carry"] * 2 + ["sign-symmetry"] * 10
+    assert [r.prop.name for r in both] == ["k-group-carry"] * 2 + ["sign-symmetry"] * 274
     with pytest.raises(ValueError, match="unknown property 'nope'"):
         runner.select_rows("nope")
     with pytest.raises(ValueError, match="unknown property 'nope'"):
@@ -187,6 +188,8 @@ def test_rows_are_selected_by_property_datapath_and_k():
         runner.select_rows("sign-symmetry", "i8-u8-u8-wrap")
     with pytest.raises(ValueError, match="impossible"):
         runner.select_rows("permutation", "dense-nvfp4", 8)
+    with pytest.raises(ValueError, match="instruction's K=64"):
+        runner.select_rows("sign-symmetry", "dense-nvfp4", 128)
 
 
 def test_report_files_and_list_counts(tmp_path):
@@ -231,13 +234,14 @@ def test_prove_bad_input_is_one_line_and_exit_2(argv, capsys):
 
 
 def test_a_datapath_selects_its_required_rows_unless_every_property_is_asked():
-    required = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32")}
-    every = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32", every=True)}
-    assert "sign-symmetry" not in required and "sign-symmetry" in every
-    assert {"sparse-masking", "sparse-non-interference"} <= required
-    assert "equals-reference" in required
-    assert {r.prop.name for r in runner.select_rows(
-        datapath="dense-mxf4nvf4-4x-ue4m3")} == {"equals-reference"}
+    required = {r.prop.name for r in runner.select_rows(datapath="dense-bf16")}
+    every = {r.prop.name for r in runner.select_rows(datapath="dense-bf16", every=True)}
+    assert "c-monotonicity-fails" not in required and "c-monotonicity-fails" in every
+    sparse = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32")}
+    assert {"sparse-masking", "sparse-non-interference", "equals-reference",
+            "sign-symmetry", "ignores-unread-bits"} <= sparse
+    assert {r.prop.name for r in runner.select_rows(datapath="dense-mxf4nvf4-4x-ue4m3")} == {
+        "equals-reference", "sign-symmetry", "ignores-unread-bits", "permutation"}
 
 
 def test_a_failing_check_is_an_internal_error_never_a_row():
