@@ -239,7 +239,8 @@ def test_prove_jobs_stops_at_once_on_sigterm(tmp_path) -> None:
     import time
 
     child = subprocess.Popen([sys.executable, "-m", "tcspec.cli", "prove", "--property",
-                              "sign-symmetry", "--jobs", "2", "--second-solver", "none"],
+                              "sign-symmetry", "--datapath", "dense-*", "--jobs", "2",
+                              "--second-solver", "none"],
                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     time.sleep(6)

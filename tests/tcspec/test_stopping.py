@@ -115,7 +115,7 @@ def test_formula_size_warning_names_the_row_and_the_estimate(capsys):
     warn_formula_sizes(runner.select_rows("tf32-ignores-low-bits", None, 1024))
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "K=100000" in lines[0] and "GB" in lines[0]
-    warn_formula_sizes(runner.select_rows("tf32-ignores-low-bits,sign-symmetry",
+    warn_formula_sizes(runner.select_rows("tf32-ignores-low-bits,error-bound",
                                           "dense-tf32,dense-bf16,dense-f16", 65536))
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 4 and lines[-1].startswith("tcspec: warning: 1 more row(s) past")
