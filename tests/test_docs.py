@@ -30,8 +30,9 @@ The pages are README.md and docs/*.md. The rule:
 - **Links**: every relative link and image names an existing file, and a ``#anchor`` a
   heading of that file; every ``.[extra]`` in an install command is an extra of
   pyproject.toml.
-- **Tables**: docs/proofs.md's ``equals-reference`` table by family is the one
-  :func:`tcspec.listing.equals_reference_table` makes from the committed report.
+- **Tables**: docs/proofs.md's ``equals-reference`` table by family and its table of the
+  engine-declared properties are the ones :func:`tcspec.listing.equals_reference_table` and
+  :func:`tcspec.listing.families_table` make from the committed report.
 """
 
 from __future__ import annotations
@@ -401,3 +402,13 @@ def test_proof_table_comes_from_the_report():
     assert equals_reference_table() in page, (
         "docs/proofs.md's equals-reference table is stale: paste "
         "`python3 -c 'from tcspec.listing import equals_reference_table as t; print(t())'`")
+
+
+def test_families_table_comes_from_the_report():
+    """docs/proofs.md's table of the engine-declared properties is the committed report's."""
+    from tcspec.listing import families_table
+
+    page = (ROOT / "docs" / "proofs.md").read_text(encoding="utf-8")
+    assert families_table() in page, (
+        "docs/proofs.md's families table is stale: paste "
+        "`python3 -c 'from tcspec.listing import families_table as t; print(t())'`")
