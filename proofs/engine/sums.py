@@ -215,10 +215,10 @@ def never_most_negative(x: Node, bounder: Bounder | None = None) -> bool:
     """Whether the sum ``x`` never takes its most negative word ``-2^(W-1)``: no partial
     sum wraps and ``|x| <= 2^(W-1) - 1``, by static or proved leaf bounds (so ``-x``, and
     ``|x|`` as ``x < 0 ? -x : x``, never wrap when ``x`` is cut to a free variable)."""
-    flat = _flatten(x, {}, bounder) if x.width is not None else None
+    nodes: dict[int, Node] = {}
+    flat = _flatten(x, nodes, bounder) if x.width is not None else None
     if flat is None or x.width is None:
         return False
-    nodes: dict[int, Node] = {}
-    leaves, bound = _flatten(x, nodes, bounder) or flat
+    leaves, bound = flat
     return _never_wraps(leaves, nodes, bound, x.width, bounder)
 
