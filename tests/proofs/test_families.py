@@ -91,12 +91,18 @@ def _closure_size(k: int, generators: list[list[int]]) -> int:
 
 
 def test_the_second_runs_generate_every_order_inside_each_group():
-    """sm_80 m16n8k16 f16: two steps of 8 lanes; the swaps and rotations generate
-    S_8 x S_8, and never move a lane to the other step."""
+    """sm_80 m16n8k16 f16: two steps of 8 lanes. Each generator moves lanes of one step
+    only, and those of each step generate all of S_8 on it, so together they generate
+    S_8 x S_8 and never move a lane to the other step."""
     rec = parse("sm_80-mma-m16n8k16-f16-f16-c32-d32")
     orders = group_orders(rec)
-    assert all(sorted(o[:8]) == list(range(8)) for o in orders)
-    assert _closure_size(16, orders) == 40320 ** 2
+    steps = (range(0, 8), range(8, 16))
+    for step in steps:
+        moving = [o for o in orders if any(o[i] != i for i in step)]
+        assert all(o[i] == i for o in moving for i in range(16) if i not in step)
+        local = [[o[i] - step.start for i in step] for o in moving]
+        assert _closure_size(8, local) == 40320
+    assert len(orders) == 4
 
 
 def test_every_family_states_its_applicable_rows_without_a_dash():
