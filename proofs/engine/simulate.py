@@ -15,7 +15,7 @@ sign-extended, or negated.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -126,6 +126,18 @@ class Simulation:
         """Whether the node takes one value on every sample."""
         v = self.values[node.id]
         return bool(np.all(v == v[0])) if len(v) else True
+
+    def mapped_keys(self, nodes: Sequence[Node],
+                    apply: Callable[[np.ndarray], np.ndarray]) -> list[bytes]:
+        """The unsigned digest of ``apply`` of each node's values (one width, one call)."""
+        if not nodes:
+            return []
+        stacked = np.concatenate([np.asarray(self.values[n.id]) for n in nodes])
+        mapped = np.asarray(apply(stacked)).reshape(len(nodes), self.count)
+        if mapped.dtype == object:
+            return [_ints_digest(row, b"u") for row in mapped]
+        mapped = mapped.astype(np.uint64)
+        return [_digest(np.ascontiguousarray(row).tobytes(), b"u") for row in mapped]
 
     def keys(self, node: Node) -> tuple[bytes, ...]:
         """``(unsigned, signed, negated)`` digests of a bit-vector node's values;

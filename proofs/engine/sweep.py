@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from tcspec.proofs.engine.cache import ProofCache, structure_key
+from tcspec.proofs.engine.relations import WordRelation
 from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
 from tcspec.proofs.engine.sums import equal_sums, fits_in, never_most_negative
 from tcspec.smt.solve import SolveResult, query_script
@@ -89,6 +90,9 @@ class EngineSettings:
     """Wall seconds for the whole run (every case): past it the open case's outputs get
     what is left (at least ``MIN_OUTPUT`` s) and the cases not started are ``unknown``."""
     relations: tuple[str, ...] = RELATIONS
+    word_relations: tuple[WordRelation, ...] = ()
+    """Relations the caller declares between words (:mod:`.relations`), proposed after
+    the engine's own."""
     cut_sizes: tuple[int, ...] = (0, 64, 1024)
     """The local queries of a proposal, in turn: merged nodes whose cone has more than this
     many nodes are cut (0: every merged node below the pair); then, from the last of them,
@@ -326,6 +330,7 @@ class Sweep:
         self.matched: set[int] = set()
         self._model: dict[str, int] = {}
         self._index: dict[bytes, list[Node]] | None = None
+        self._declared = {r.name: r for r in settings.word_relations}
         self._sizes: dict[int, int] = {}
         self.started = time.monotonic()
         self.chain_until: float | None = None
@@ -379,6 +384,9 @@ class Sweep:
         m = self.merged
         if relation == "not":
             return m.p_bnot(x)
+        declared = self._declared.get(relation)
+        if declared is not None:
+            return declared.build(m, BV(m, x, declared.width)).node
         if relation == "equal" or x.width == width:
             value = BV(m, x, x.width) if x.width is not None else None
             if relation == "neg" and value is not None:
@@ -411,6 +419,11 @@ class Sweep:
                     continue
                 for tag, key in zip(("u", "s", "n"), self.sim.keys(node)):
                     index.setdefault(tag.encode() + key, []).append(node)
+            for relation in self.settings.word_relations:
+                nodes = [n for n in self.left_nodes if n.width == relation.width and
+                         not n.is_const and not self.sim.constant(n)]
+                for node, key in zip(nodes, self.sim.mapped_keys(nodes, relation.on_values)):
+                    index.setdefault(b"W" + relation.name.encode() + key, []).append(node)
             self._index = index
         return self._index
 
@@ -421,7 +434,8 @@ class Sweep:
         if node.op == "var" or node.is_const:
             return None
         if self.sim.constant(node):
-            if node.id in self.selectors and "const" in self.settings.relations and \
+            if (node.id in self.selectors or (node.width is None and self.case)) and \
+                    "const" in self.settings.relations and \
                     self.sim.count:
                 return _Proposal(None, node, "const", self.sim.value(node, 0))
             return None
@@ -432,6 +446,8 @@ class Sweep:
             tries = [("equal", b"u" + keys[0]), ("not", b"s" + keys[0])]
         else:
             tries = [("zext", b"u" + keys[0]), ("sext", b"s" + keys[1]), ("neg", b"n" + keys[1])]
+            tries += [(r.name, b"W" + r.name.encode() + keys[0])
+                      for r in self.settings.word_relations if r.width == node.width]
         best: tuple[tuple[int, int, int], _Proposal] | None = None
         for rank, (relation, key) in enumerate(tries):
             for left in index.get(key, ()):
@@ -439,7 +455,7 @@ class Sweep:
                     continue
                 same = left.width == node.width
                 name = "equal" if same and relation in ("zext", "sext") else relation
-                if name not in allowed:
+                if name not in allowed and name not in self._declared:
                     continue
                 score = (0 if same else 1, rank, left.id)
                 if best is None or score < best[0]:
@@ -672,6 +688,8 @@ class Sweep:
             expected = (not left) if p.relation == "not" else left
             return bool(expected) != bool(right)
         assert p.left.width is not None
+        if p.relation in self._declared:
+            return self._declared[p.relation].on_int(int(left)) != int(right)
         return _apply_relation_int(int(left), p.left.width, p.relation,
                                    p.right.width) != int(right)
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tcspec.proofs.core import PROVED, REFUTED, UNKNOWN, Property, Row, Settings
 from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.engine import EquivalenceResult, prove_equivalent, structure_key
+from tcspec.proofs.engine.relations import WordRelation
 from tcspec.proofs.equals_reference import (
     engine_settings,
     samples_for,
@@ -60,6 +61,9 @@ class Family:
     statement: str = ""
     """The relation in words, for the row's detail."""
     transforms: Transforms | None = None
+    hints: Callable[[Datapath], tuple[WordRelation, ...]] | None = None
+    """Relations between intermediate words of the two runs the engine may propose
+    (:mod:`proofs.engine.relations`); each merge it makes with one is proved."""
 
     def second_inputs(self, ops: Ops, rec: Datapath, words: Words) -> list[Words]:
         """The input words of every second run."""
@@ -75,6 +79,7 @@ class Runs:
     pairs: list[tuple[BV, BV]]
     hypothesis: Bool | None
     labels: dict[int, str]
+    rec: Datapath
 
 
 def _run(ops: Ops, desc: Descriptor, words: Words) -> BV:
@@ -91,7 +96,7 @@ def trace_runs(family: Family, desc: Descriptor) -> Runs:
     pairs = [family.relation(ops, rec, first, _run(ops, desc, second))
              for second in family.second_inputs(ops, rec, words)]
     hypothesis = family.hypothesis(ops, rec, words) if family.hypothesis else None
-    return Runs(ops, words, pairs, hypothesis, stage_labels(stages))
+    return Runs(ops, words, pairs, hypothesis, stage_labels(stages), rec)
 
 
 def replayer(family: Family, desc: Descriptor) -> Callable[[dict[str, int]], list[tuple[int, int]]]:
@@ -114,7 +119,9 @@ def replayer(family: Family, desc: Descriptor) -> Callable[[dict[str, int]], lis
 def row_key(family: Family, runs: Runs, settings: Settings) -> str:
     roots = [n.node for pair in runs.pairs for n in pair] + \
         ([runs.hypothesis.node] if runs.hypothesis is not None else [])
-    return structure_key(roots, family.name, settings.solver, settings.timeout)
+    hints = family.hints(runs.rec) if family.hints else ()
+    return structure_key(roots, family.name, settings.solver, settings.timeout,
+                         *(h.name for h in hints))
 
 
 def check(family: Family, desc: Descriptor, k: int, settings: Settings) -> Row:
@@ -131,9 +138,11 @@ def check(family: Family, desc: Descriptor, k: int, settings: Settings) -> Row:
                    time.monotonic() - started, ENGINE, desc.k, detail, lemmas or [], None,
                    words or {}, key)
 
+    hints = family.hints(parse(desc.name)) if family.hints else ()
     outcome = prove_equivalent(runs.pairs, samples=samples_for(desc.name),
                                assumptions=[runs.hypothesis] if runs.hypothesis else [],
-                               settings=engine_settings(settings),
+                               settings=replace(engine_settings(settings),
+                                                word_relations=hints),
                                replay=replayer(family, desc), cache=shared_cache(),
                                labels=runs.labels)
     lemma = {"name": "runs-related", "result": outcome.result, "solver": "engine",

@@ -15,8 +15,9 @@ both odd, so D negates, with the rule text's exceptions:
 
 from __future__ import annotations
 
+from tcspec.proofs.engine.relations import WordRelation
 from tcspec.proofs.families.declare import Family, Words, as_property
-from tcspec.proofs.rulebook.fields import FNUZ, FORMATS, dfmt
+from tcspec.proofs.rulebook.fields import D_FORMATS, FNUZ, FORMATS, DFormat, dfmt
 from tcspec.proofs.rulebook.names import CDNA3_RD, FMA_CHAIN, INTEGER, PAIRWISE_TREE, Datapath
 from tcspec.spec.bitvec import BV, Ops
 
@@ -47,20 +48,47 @@ def negate_a_and_c(ops: Ops, rec: Datapath, words: Words) -> Words:
     return out
 
 
+def negated_word(ops: Ops, word: BV, d: DFormat) -> BV:
+    """An NVIDIA D word of format ``d`` negated: the sign flipped, a zero (``+0``, 2.5) and
+    the canonical NaN (2.2) unchanged."""
+    is_zero = ops.eq(ops.extract(word, d.width - 2, 0), 0)
+    is_nan = ops.eq(word, d.nan)
+    flipped = ops.bvxor(word, ops.const(d.sign_mask, d.width))
+    return ops.ite(ops.or_(is_zero, is_nan), word, flipped)
+
+
 def d_negates(ops: Ops, rec: Datapath, first: BV, second: BV) -> tuple[BV, BV]:
     """(the D the rule text expects of the second run, its D)."""
     d = dfmt(rec.d_format)
     top = d.width - 1
     is_zero = ops.eq(ops.extract(first, top - 1, 0), 0)
-    is_nan = ops.eq(first, d.nan)
-    flipped = ops.bvxor(first, ops.const(d.sign_mask, d.width))
-    expected = ops.ite(ops.or_(is_zero, is_nan), first, flipped)
+    expected = negated_word(ops, first, d)
     if rec.family not in IEEE_ZERO_FAMILIES:
         return expected, second
     second_zero = ops.eq(ops.extract(second, top - 1, 0), 0)
     plus_zero = ops.const(0, d.width)
     return (ops.ite(is_zero, plus_zero, expected),
             ops.ite(second_zero, plus_zero, second))
+
+
+def flipped_word(ops: Ops, word: BV, d: DFormat) -> BV:
+    """A word of format ``d`` with its sign flipped, zeros included; the NaN unchanged."""
+    return ops.ite(ops.eq(word, d.nan), word, ops.bvxor(word, ops.const(d.sign_mask, d.width)))
+
+
+def negated_steps(rec: Datapath) -> tuple[WordRelation, ...]:
+    """The hint: a split-K step's D word (10.4) or an FMA chain's running word (11.1) of the
+    second run is the first run's :func:`negated_word`; on the IEEE families a zero's sign
+    follows its operands, so its :func:`flipped_word` is offered too."""
+    formats = sorted({dfmt(name) for name in (rec.d_format, rec.c_format) if name in D_FORMATS},
+                     key=lambda d: d.width)
+    hints = [WordRelation(f"negated-{d.name}", d.width,
+                          lambda ops, word, d=d: negated_word(ops, word, d)) for d in formats]
+    if rec.family in IEEE_ZERO_FAMILIES:
+        hints += [WordRelation(f"flipped-{d.name}", d.width,
+                               lambda ops, word, d=d: flipped_word(ops, word, d))
+                  for d in formats]
+    return tuple(hints)
 
 
 def applies(rec: Datapath) -> bool:
@@ -74,6 +102,6 @@ SIGN_SYMMETRY = Family(
     "negating every A element and C negates D (zero: +0 on NVIDIA paths, any zero on AMD "
     "IEEE paths; NaN stays canonical)",
     applies, negate_a_and_c, d_negates,
-    statement="D(-A, B, -C) = -D(A, B, C)")
+    statement="D(-A, B, -C) = -D(A, B, C)", hints=negated_steps)
 
 PROPERTIES = (as_property(SIGN_SYMMETRY, ("spec (every float family)",)),)

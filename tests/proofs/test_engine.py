@@ -3,6 +3,7 @@ by, sums in another order, case splits, hypotheses, and the proof cache."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -16,6 +17,7 @@ from tcspec.proofs.engine import (
     prove_equivalent,
     structure_key,
 )
+from tcspec.proofs.engine.relations import WordRelation
 from tcspec.proofs.engine.sums import equal_sums
 from tcspec.proofs.engine.sweep import Sweep, _Proposal
 from tcspec.smt.trace import TraceOps, evaluate
@@ -477,3 +479,41 @@ def test_an_image_taken_before_a_merge_is_rebuilt_over_the_merge():
         assert all(sweep.img(a).id == b.id for a, b in zip(selector.args, fresh.args))
     finally:
         sweep.close()
+
+
+def _negated_word(ops, word):
+    """An 8-bit sign-magnitude word negated, zero (either sign) unchanged."""
+    zero = ops.eq(ops.extract(word, 6, 0), 0)
+    return ops.ite(zero, word, ops.bvxor(word, ops.const(0x80, 8)))
+
+
+def test_a_declared_word_relation_is_proposed_and_proved():
+    """The second run's intermediate word is the first's negated word (zero kept): no
+    relation of the engine's own, so only the declared one proposes the pair; a wrong
+    declaration (plain sign flip, wrong on zero) is never proposed for it."""
+    ops = TraceOps()
+    x = ops.variable("x", 8)
+
+    def step(word):
+        magnitude = ops.extract(word, 6, 0)
+        gray = ops.bvxor(magnitude, ops.lshr(magnitude, ops.const(1, 7)))
+        return ops.concat(ops.extract(word, 7, 7), gray)
+
+    first = step(x)
+    second = step(_negated_word(ops, x))
+    negated = WordRelation("negated", 8, _negated_word)
+    flipped = WordRelation("flipped", 8, lambda o, w: o.bvxor(w, o.const(0x80, 8)))
+    samples = _samples({"x": 8}, count=256)
+    samples["x"][:2] = [0, 0x80]
+    for relation, proposed in ((negated, True), (flipped, False)):
+        sweep = Sweep([(_negated_word(ops, first).node, second.node)], [], samples,
+                      dataclasses.replace(ROOMY, word_relations=(relation,)))
+        try:
+            proposal = sweep.propose(second.node.args[0].args[0])
+            assert (proposal is not None and proposal.relation == relation.name) == proposed
+        finally:
+            sweep.close()
+    result = prove_equivalent([(_negated_word(ops, first), second)], samples=samples,
+                              settings=dataclasses.replace(ROOMY, word_relations=(negated,)))
+    assert result.result == PROVED, result.stopped
+    assert negated.on_int(0x85) == 0x05 and negated.on_int(0x80) == 0x80

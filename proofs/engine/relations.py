@@ -1,0 +1,40 @@
+"""Relations a caller declares between words: hints to the engine (issue 31).
+
+The engine's own relations (equal, extended, negated, complemented) are those of integer
+words. A property over two runs may relate intermediate words in a way only the rule
+text knows: a split-K step's D word of the negated run is the float negation of the
+first run's, except that a zero stays ``+0`` and the NaN stays canonical. A
+:class:`WordRelation` names such a map ``right = build(left)`` on words of one width;
+the engine proposes it from simulation beside its own relations and proves each pair it
+merges like any other, so a wrong hint costs time, never soundness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcspec.proofs.engine.simulate import Simulation
+from tcspec.smt.trace import TraceOps
+from tcspec.spec.bitvec import BV, Ops
+
+
+@dataclass(frozen=True)
+class WordRelation:
+    """``right = build(ops, left)`` on words of ``width`` bits."""
+
+    name: str
+    width: int
+    build: Callable[[Ops, BV], BV]
+
+    def on_values(self, values: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The relation applied to every value (the NumPy lowering of ``build``)."""
+        ops = TraceOps()
+        out = self.build(ops, ops.variable("x", self.width))
+        sim = Simulation([out.node], {"x": [int(v) for v in values]})
+        return sim.values[out.node.id]
+
+    def on_int(self, value: int) -> int:
+        return int(self.on_values([value])[0])
