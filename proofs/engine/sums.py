@@ -20,6 +20,11 @@ finish (DESIGN.md, "Solvers"). The engine therefore decides such pairs by normal
   does not fit (a term sized from its exponent range, 13 bits wide, whose value never
   exceeds 8 bits).
 
+- **Extrema.** A tree of ``ite(p < q, q, p)`` (a maximum; ``ite(p < q, p, q)`` a minimum;
+  ``<`` or ``<=``, signed or unsigned) denotes the maximum of its set of leaves: the join
+  of a total order is associative, commutative and idempotent, so two trees of one kind
+  over one set of leaves are equal (a window's top exponent over permuted lanes).
+
 Leaves are compared as merged nodes: the engine has already proved the two sides' terms
 equal and made them one node. Nested extensions are read through (``sext(sext(t))`` is
 ``sext(t)``; ``sext`` of a ``zext`` that widened is that ``zext``).
@@ -222,3 +227,42 @@ def never_most_negative(x: Node, bounder: Bounder | None = None) -> bool:
     leaves, bound = flat
     return _never_wraps(leaves, nodes, bound, x.width, bounder)
 
+
+
+_ORDERS = {"slt": "s", "sle": "s", "ult": "u", "ule": "u"}
+
+
+def _extremum_kind(node: Node) -> str | None:
+    """``"smax"``, ``"smin"``, ``"umax"`` or ``"umin"`` when ``node`` is one step of an
+    extremum tree (module docstring)."""
+    if node.op != "ite" or node.args[0].op not in _ORDERS:
+        return None
+    test, then, other = node.args
+    p, q = test.args
+    if then is q and other is p:
+        return _ORDERS[test.op] + "max"
+    if then is p and other is q:
+        return _ORDERS[test.op] + "min"
+    return None
+
+
+def _extremum_leaves(node: Node, kind: str) -> frozenset[int] | None:
+    leaves: set[int] = set()
+    stack = [node]
+    while stack:
+        top = stack.pop()
+        if _extremum_kind(top) == kind:
+            stack.extend(top.args[0].args)
+        else:
+            leaves.add(top.id)
+        if len(leaves) > MAX_LEAVES:
+            return None
+    return frozenset(leaves)
+
+
+def equal_extrema(x: Node, y: Node) -> bool:
+    """Whether ``x`` and ``y`` are extremum trees of one kind over one set of leaves."""
+    kind = _extremum_kind(x)
+    if kind is None or kind != _extremum_kind(y) or x.width != y.width:
+        return False
+    return _extremum_leaves(x, kind) == _extremum_leaves(y, kind)

@@ -58,7 +58,7 @@ import numpy as np
 from tcspec.proofs.engine.cache import ProofCache, structure_key
 from tcspec.proofs.engine.relations import WordRelation
 from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
-from tcspec.proofs.engine.sums import equal_sums, fits_in, never_most_negative
+from tcspec.proofs.engine.sums import equal_extrema, equal_sums, fits_in, never_most_negative
 from tcspec.smt.solve import SolveResult, query_script
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, evaluate, walk
 from tcspec.smt.worker import SolverWorker
@@ -507,7 +507,8 @@ class Sweep:
         if related.id == y.id:
             self.stats.structural += 1
             return PROVED, {}
-        if p.left is not None and equal_sums(x, y, p.relation, self._bounded):
+        if p.left is not None and (equal_sums(x, y, p.relation, self._bounded) or
+                                   (p.relation == "equal" and equal_extrema(x, y))):
             self.stats.structural += 1
             self.stats.sums += 1
             return PROVED, {}
@@ -695,6 +696,27 @@ class Sweep:
 
     # -------------------------------------------------------------------- sweep
 
+    def structural(self) -> None:
+        """Merge, bottom-up and with no solver query, every right node that is its proposed
+        partner by structure or by a normal form (:mod:`.sums`): a window's maximum over
+        permuted lanes, a sum in another order. What sits above such a node often becomes
+        one node with its partner, so neither the chain lemmas nor the sweep ask it."""
+        for node in self.right_only:
+            if node.id in self.matched:
+                continue
+            p = self.propose(node)
+            if p is not None and p.left is not None:
+                x, y = self.img(p.left), self._rebuilt(node)
+                if self._related(x, p.relation, node.width).id == y.id or \
+                        equal_sums(x, y, p.relation) or \
+                        (p.relation == "equal" and equal_extrema(x, y)):
+                    self.stats.proposed += 1
+                    self.stats.proved += 1
+                    self.stats.structural += 1
+                    self._merge(node, p)
+                    continue
+            self.image[node.id] = self._rebuilt(node)
+
     def word_lemmas(self) -> None:
         """Decide the words of a chain of steps first, each as a lemma, bottom-up.
 
@@ -708,6 +730,8 @@ class Sweep:
             return
         found = []
         for node in self.right_only:
+            if node.id in self.matched:
+                continue
             proposal = self.propose(node)
             if proposal is not None and proposal.left is not None and \
                     proposal.relation == "equal" and _is_word(proposal.left):
@@ -1138,6 +1162,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
             return quick
         sweep.image.clear()
     t0 = time.monotonic()
+    sweep.structural()
     sweep.word_lemmas()
     if lemmas and sweep.chain_words:
         now = time.monotonic()

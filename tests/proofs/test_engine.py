@@ -18,7 +18,7 @@ from tcspec.proofs.engine import (
     structure_key,
 )
 from tcspec.proofs.engine.relations import WordRelation
-from tcspec.proofs.engine.sums import equal_sums
+from tcspec.proofs.engine.sums import equal_extrema, equal_sums
 from tcspec.proofs.engine.sweep import Sweep, _Proposal
 from tcspec.smt.trace import TraceOps, evaluate
 
@@ -517,3 +517,22 @@ def test_a_declared_word_relation_is_proposed_and_proved():
                               settings=dataclasses.replace(ROOMY, word_relations=(negated,)))
     assert result.result == PROVED, result.stopped
     assert negated.on_int(0x85) == 0x05 and negated.on_int(0x80) == 0x80
+
+
+def test_maxima_over_one_set_of_leaves_are_equal_by_their_normal_form():
+    """A balanced maximum and a chain over the lanes in another order are one maximum; a
+    minimum, or a maximum missing a leaf, is not."""
+    ops = TraceOps()
+    xs = [ops.variable(f"x{i}", 12) for i in range(4)]
+    tree = ops.smax(ops.smax(xs[0], xs[1]), ops.smax(xs[2], xs[3]))
+    chain = ops.smax(ops.smax(ops.smax(xs[3], xs[1]), xs[0]), xs[2])
+    assert equal_extrema(tree.node, chain.node)
+    assert not equal_extrema(tree.node, ops.smin(ops.smin(xs[0], xs[1]),
+                                                 ops.smin(xs[2], xs[3])).node)
+    assert not equal_extrema(tree.node, ops.smax(ops.smax(xs[3], xs[1]), xs[0]).node)
+    assert not equal_extrema(tree.node, ops.umax(ops.umax(xs[0], xs[1]),
+                                                 ops.umax(xs[2], xs[3])).node)
+    left, right = ops.add(tree, 1), ops.add(chain, 1)
+    result = prove_equivalent([(left, right)], samples=_samples({f"x{i}": 12 for i in range(4)}),
+                              settings=FAST)
+    assert result.result == PROVED and result.stats.local_queries == 0, result.stats.summary()
