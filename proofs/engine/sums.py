@@ -23,7 +23,9 @@ finish (DESIGN.md, "Solvers"). The engine therefore decides such pairs by normal
 - **Extrema.** A tree of ``ite(p < q, q, p)`` (a maximum; ``ite(p < q, p, q)`` a minimum;
   ``<`` or ``<=``, signed or unsigned) denotes the maximum of its set of leaves: the join
   of a total order is associative, commutative and idempotent, so two trees of one kind
-  over one set of leaves are equal (a window's top exponent over permuted lanes).
+  over one set of leaves are equal (a window's top exponent over permuted lanes). Trees
+  of ``or`` (``and``) over booleans are the same lattice: "some product is nonzero" over
+  the lanes in any order.
 
 Leaves are compared as merged nodes: the engine has already proved the two sides' terms
 equal and made them one node. Nested extensions are read through (``sext(sext(t))`` is
@@ -233,8 +235,10 @@ _ORDERS = {"slt": "s", "sle": "s", "ult": "u", "ule": "u"}
 
 
 def _extremum_kind(node: Node) -> str | None:
-    """``"smax"``, ``"smin"``, ``"umax"`` or ``"umin"`` when ``node`` is one step of an
-    extremum tree (module docstring)."""
+    """``"smax"``, ``"smin"``, ``"umax"``, ``"umin"``, ``"bor"`` or ``"band"`` when
+    ``node`` is one step of an extremum tree (module docstring)."""
+    if node.op in ("bor", "band"):
+        return node.op
     if node.op != "ite" or node.args[0].op not in _ORDERS:
         return None
     test, then, other = node.args
@@ -252,7 +256,7 @@ def _extremum_leaves(node: Node, kind: str) -> frozenset[int] | None:
     while stack:
         top = stack.pop()
         if _extremum_kind(top) == kind:
-            stack.extend(top.args[0].args)
+            stack.extend(top.args if kind in ("bor", "band") else top.args[0].args)
         else:
             leaves.add(top.id)
         if len(leaves) > MAX_LEAVES:

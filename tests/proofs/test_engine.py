@@ -536,3 +536,11 @@ def test_maxima_over_one_set_of_leaves_are_equal_by_their_normal_form():
     result = prove_equivalent([(left, right)], samples=_samples({f"x{i}": 12 for i in range(4)}),
                               settings=FAST)
     assert result.result == PROVED and result.stats.local_queries == 0, result.stats.summary()
+
+
+def test_an_or_over_lanes_in_another_order_is_one_or():
+    ops = TraceOps()
+    bits = [ops.ne(ops.variable(f"x{i}", 4), 0) for i in range(3)]
+    assert equal_extrema(ops.or_(ops.or_(bits[0], bits[1]), bits[2]).node,
+                         ops.or_(bits[2], ops.or_(bits[1], bits[0])).node)
+    assert not equal_extrema(ops.or_(bits[0], bits[1]).node, ops.and_(bits[0], bits[1]).node)
