@@ -1,8 +1,9 @@
 """``tcspec prove``: the proof matrix (:mod:`proofs.runner`) from the command line.
 
 Long runs stop when asked: Ctrl-C (or SIGTERM) ends the command within seconds at any phase
-(formula building, solving, second opinions); what the first pass decided is printed, and
-an interrupt during the second opinions keeps every first-pass verdict (in the report too).
+(formula building, solving, second opinions); what the first pass decided is printed and,
+with ``--report``, merged into the report (every row not reached keeps its record); an
+interrupt during the second opinions keeps every first-pass verdict.
 A ``--k`` whose formula is estimated past :data:`FORMULA_WARN_BYTES` gets a warning with the
 estimate before anything is built (:func:`formula_bytes`).
 """
@@ -283,10 +284,14 @@ def _merge_base(targets: tuple[Path, Path] | None) -> tuple[Path, Path]:
     return REPORT_JSON, REPORT_MD
 
 
-def _previous_report(args: argparse.Namespace, base: Path) -> dict[str, Any] | None:
-    """The committed report a row selection (--property, --datapath, --k) merges into;
-    None when every row of the matrix was decided (the report is replaced)."""
-    if not (args.property or args.datapath or args.k) or not base.is_file():
+def _previous_report(args: argparse.Namespace, base: Path, every_row: bool = False
+                     ) -> dict[str, Any] | None:
+    """The committed report a row selection (--property, --datapath, --k) merges into, or
+    an interrupted run (``every_row``: the rows it decided replace theirs, every other row
+    keeps its record); None when every row of the matrix was decided (the report is
+    replaced)."""
+    selection = every_row or args.property or args.datapath or args.k
+    if not selection or not base.is_file():
         return None
     try:
         previous = json.loads(base.read_text(encoding="utf-8"))
@@ -307,7 +312,8 @@ def _stopped(error: RowsInterruptedError, total: int) -> None:
               "kept (rows below; --second-solver none skips the second opinions)",
               file=sys.stderr, flush=True)
     else:
-        shown = " (below)" if error.rows else ""
+        shown = " (below; --report keeps them, every other row as it was)" \
+            if error.rows else ""
         print(f"tcspec: interrupted in the first pass: {len(error.rows)} of {total} row(s) "
               f"decided{shown}", file=sys.stderr, flush=True)
 
@@ -318,8 +324,9 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
     """Decide ``rows`` with a stderr line per row and a heartbeat between; the report goes
     to ``temps`` (moved onto ``targets`` when the command succeeds). An interrupt during
     the second opinions still prints and writes the first-pass verdicts, then is returned
-    to be raised once the report is in place; one in the first pass prints the rows
-    decided and is raised at once (no report)."""
+    to be raised once the report is in place; so is one in the first pass, whose decided
+    rows are merged into the report like a row selection's (with none decided it is raised
+    at once and the report is untouched)."""
     settings = Settings(args.solver, args.timeout, second, args.second_timeout, args.jobs)
     print(f"{len(rows)} row(s); {settings.solver}, {settings.timeout:g} s per query, "
           f"{settings.jobs} job(s)" + (f"; then second opinions by {second} (up to "
@@ -364,13 +371,15 @@ def _prove_rows(args: argparse.Namespace, rows: Any, second: str | None,
     seconds = time.monotonic() - started
     if interrupted is not None:
         _stopped(interrupted, len(rows))
-    if interrupted is not None and not interrupted.second_pass:
+    partial = interrupted is not None and not interrupted.second_pass
+    if partial and (temps is None or not results):
         if results:
             _print_results(args, results, seconds, passes)
         raise interrupted
     if temps is not None:
         previous_md = base_md.read_text(encoding="utf-8") if base_md.is_file() else None
-        texts = report_texts(results, settings, seconds, _previous_report(args, base_json),
+        texts = report_texts(results, settings, seconds,
+                             _previous_report(args, base_json, every_row=partial),
                              passes, previous_md)
         for temp, text in zip(temps, texts, strict=True):
             temp.write_text(text, encoding="utf-8")

@@ -364,3 +364,32 @@ def test_the_session_end_freezes_the_heap():
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()
+
+
+def test_an_interrupt_in_the_first_pass_keeps_the_rows_decided_in_the_report(
+        tmp_path, capsys, monkeypatch):
+    """SIGTERM or Ctrl-C after some rows of a long first pass: those rows go into the
+    report (every other row keeps its record), then the command exits 130."""
+    import tcspec.proof_matrix as prove
+
+    package = json.loads(runner.REPORT_JSON.read_text())
+    kept = next(r for r in package["rows"] if r["property"] == "ignores-unread-bits")
+    decided = Row("ignores-unread-bits", kept["datapath"], kept["k"], PROVED, "bitwuzla", 0.5,
+                  "equivalence", kept["k"], "decided before the interrupt", [], None, {}, "")
+
+    def interrupted(*args, **kwargs):
+        raise runner.RowsInterruptedError([decided], second_pass=False)
+
+    monkeypatch.setattr(prove, "run_rows", interrupted)
+    out_dir = tmp_path / "report"
+    code = main(["prove", "--property", "ignores-unread-bits", "--second-solver", "none",
+                 "--report", str(out_dir)])
+    _, err = capsys.readouterr()
+    assert code == 130 and "1 of" in err and "--report keeps them" in err
+    rows = json.loads((out_dir / "REPORT.json").read_text())["rows"]
+    assert len(rows) == len(package["rows"])
+    row = next(r for r in rows if r["property"] == "ignores-unread-bits"
+               and r["datapath"] == kept["datapath"])
+    assert row["detail"] == "decided before the interrupt"
+    other = next(r for r in package["rows"] if r["property"] == "sparse-masking")
+    assert other in rows
