@@ -430,7 +430,9 @@ class Sweep:
     def propose(self, node: Node) -> _Proposal | None:
         """The left node ``node`` agrees with on every sample, and how (module docstring);
         a selector of an ``ite`` that is constant on every sample is proposed to be that
-        constant (a case hypothesis often fixes one: merging it removes a branch)."""
+        constant (a case hypothesis often fixes one: merging it removes a branch), and so,
+        inside a case, is any such boolean (asked by local queries only: the negated run's
+        "some product is +Inf" under "no special value")."""
         if node.op == "var" or node.is_const:
             return None
         if self.sim.constant(node):
@@ -828,7 +830,9 @@ class Sweep:
             proposal = self.propose(node)
             while proposal is not None:
                 self.stats.proposed += 1
-                verdict, words = self.decide(proposal, self.settings.cone_timeout)
+                incidental = proposal.left is None and node.id not in self.selectors
+                verdict, words = self.decide(proposal, None if incidental
+                                             else self.settings.cone_timeout)
                 if DEBUG and os.environ.get("TCSPEC_ENGINE_DEBUG") == "2":
                     print("[engine] pair", self.describe(proposal), verdict)
                 if verdict == PROVED:
