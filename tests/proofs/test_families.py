@@ -11,7 +11,12 @@ import pytest
 from tcspec.proofs.core import Settings
 from tcspec.proofs.families import declare
 from tcspec.proofs.families.lane_order import LANE_ORDER, group_orders, group_size
-from tcspec.proofs.families.sign_symmetry import SIGN_SYMMETRY, d_negates, negated_value
+from tcspec.proofs.families.sign_symmetry import (
+    SIGN_SYMMETRY,
+    d_negates,
+    negated_steps,
+    negated_value,
+)
 from tcspec.proofs.families.unread_bits import UNREAD_BITS, read_mask
 from tcspec.proofs.rulebook.names import parse
 from tcspec.spec.catalog import CATALOG
@@ -135,3 +140,15 @@ def test_a_wrong_statement_is_refuted_with_replayed_words():
     words = {n: v for n, v in row.words.items() if (n[0] in "abc" and n[1:].isdigit()) or n == "c"}
     (left, right), = declare.replayer(family, CATALOG["dense-tf32"].descriptor)(words)
     assert left != right == row.words["d_second_run"]
+
+
+def test_the_sign_family_declares_the_negated_step_word():
+    """The hint the engine may propose between a split-K step's D words: the sign flipped,
+    +0 and the canonical NaN kept (2.2, 2.5); the IEEE families also offer the plain flip."""
+    hints = {h.name: h for h in negated_steps(parse("sm_80-mma-m16n8k16-f16-f16-c16-d16"))}
+    negated = hints["negated-f16"]
+    assert negated.width == 16 and negated.on_int(0x3C00) == 0xBC00
+    assert negated.on_int(0xBC00) == 0x3C00 and negated.on_int(0x0000) == 0x0000
+    assert negated.on_int(0x7FFF) == 0x7FFF and negated.on_int(0x7C00) == 0xFC00
+    chain = {h.name for h in negated_steps(parse("sm_80-mma-m8n8k4-f64-f64-c64-d64"))}
+    assert chain == {"negated-f64", "flipped-f64"}
