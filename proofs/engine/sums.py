@@ -230,7 +230,6 @@ def never_most_negative(x: Node, bounder: Bounder | None = None) -> bool:
     return _never_wraps(leaves, nodes, bound, x.width, bounder)
 
 
-
 _ORDERS = {"slt": "s", "sle": "s", "ult": "u", "ule": "u"}
 
 
