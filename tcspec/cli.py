@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         terminated = _Stop.signum == signal.SIGTERM
         code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
         message = (f"tcspec: error: {'terminated' if terminated else 'interrupted'} "
-                   "(partial outputs removed)")
+                   "(unfinished outputs removed; finished ones kept)")
         if _Stop.process:
             _exit_now(code, message)
         print(message, file=sys.stderr)
