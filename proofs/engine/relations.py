@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from tcspec.proofs.engine.simulate import Simulation
-from tcspec.smt.trace import TraceOps
+from tcspec.smt.trace import Node, TraceOps
 from tcspec.spec.bitvec import BV, Ops
 
 
@@ -29,12 +30,16 @@ class WordRelation:
     width: int
     build: Callable[[Ops, BV], BV]
 
-    def on_values(self, values: Sequence[int] | np.ndarray) -> np.ndarray:
-        """The relation applied to every value (the NumPy lowering of ``build``)."""
+    @cached_property
+    def _traced(self) -> Node:
         ops = TraceOps()
-        out = self.build(ops, ops.variable("x", self.width))
-        sim = Simulation([out.node], {"x": [int(v) for v in values]})
-        return sim.values[out.node.id]
+        return self.build(ops, ops.variable("x", self.width)).node
+
+    def on_values(self, values: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The relation applied to every value (the NumPy lowering of ``build``, traced
+        once)."""
+        sim = Simulation([self._traced], {"x": [int(v) for v in values]})
+        return sim.values[self._traced.id]
 
     def on_int(self, value: int) -> int:
         return int(self.on_values([value])[0])

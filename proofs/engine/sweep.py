@@ -61,7 +61,13 @@ import numpy as np
 from tcspec.proofs.engine.cache import ProofCache, structure_key
 from tcspec.proofs.engine.relations import WordRelation
 from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
-from tcspec.proofs.engine.sums import equal_extrema, equal_sums, fits_in, never_most_negative
+from tcspec.proofs.engine.sums import (
+    Bounder,
+    equal_extrema,
+    equal_sums,
+    fits_in,
+    never_most_negative,
+)
 from tcspec.smt.solve import SolveResult, query_script
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, evaluate, walk
 from tcspec.smt.worker import SolverWorker
@@ -512,8 +518,7 @@ class Sweep:
         if related.id == y.id:
             self.stats.structural += 1
             return PROVED, {}
-        if p.left is not None and (equal_sums(x, y, p.relation, self._bounded) or
-                                   (p.relation == "equal" and equal_extrema(x, y))):
+        if p.left is not None and _normal_forms_equal(x, y, p.relation, self._bounded):
             self.stats.structural += 1
             self.stats.sums += 1
             return PROVED, {}
@@ -713,8 +718,7 @@ class Sweep:
             if p is not None and p.left is not None:
                 x, y = self.img(p.left), self._rebuilt(node)
                 if self._related(x, p.relation, node.width).id == y.id or \
-                        equal_sums(x, y, p.relation) or \
-                        (p.relation == "equal" and equal_extrema(x, y)):
+                        _normal_forms_equal(x, y, p.relation):
                     self.stats.proposed += 1
                     self.stats.proved += 1
                     self.stats.structural += 1
@@ -1054,6 +1058,13 @@ class Sweep:
     def close(self) -> None:
         if self._own_worker:
             self.worker.close()
+
+
+def _normal_forms_equal(x: Node, y: Node, relation: str, bounder: Bounder | None = None
+                        ) -> bool:
+    """Whether ``relation(x) == y`` by a normal form of :mod:`.sums` (no solver query but
+    ``bounder``'s)."""
+    return equal_sums(x, y, relation, bounder) or (relation == "equal" and equal_extrema(x, y))
 
 
 def _apply_relation_int(value: int, from_width: int, relation: str, width: int) -> int:
