@@ -71,6 +71,26 @@ def _signal_and_time(child: subprocess.Popen[str], signum: int = signal.SIGINT
     return time.monotonic() - started, out, err
 
 
+def _group_members(pgid: int) -> int:
+    count = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        count += int(fields[2]) == pgid
+    return count
+
+
+def _wait_for_workers(child: subprocess.Popen[str], limit: float = 60.0) -> None:
+    """Until the child has started its worker processes (so its own SIGINT handler is in
+    place: a fixed sleep signalled a child still importing on a busy machine) or has exited."""
+    deadline = time.monotonic() + limit
+    while child.poll() is None and _group_members(child.pid) < 2:
+        assert time.monotonic() < deadline, "check started no worker within the limit"
+        time.sleep(0.05)
+
+
 def _group_gone(pgid: int) -> bool:
     time.sleep(0.3)
     try:
@@ -343,7 +363,7 @@ def test_ctrl_c_during_check_stops_within_seconds(tmp_path):
     assert main(["gen", "--datapath", "tf32", "--cases", "8000000", "--format", "npy-dir",
                  "--out", str(tmp_path / "cols")]) == 0
     child = _start(["check", "--jobs", "2", str(tmp_path / "cols")], tmp_path)
-    time.sleep(1.0)
+    _wait_for_workers(child)
     seconds, _, err = _signal_and_time(child)
     assert child.returncode in (130, 0) and seconds < 5, (seconds, err)
     assert "Traceback" not in err and _group_gone(child.pid)
