@@ -838,10 +838,12 @@ class Sweep:
             while proposal is not None:
                 self.stats.proposed += 1
                 incidental = proposal.left is None and node.id not in self.selectors
+                asked = time.monotonic()
                 verdict, words = self.decide(proposal, None if incidental
                                              else self.settings.cone_timeout)
                 if DEBUG and os.environ.get("TCSPEC_ENGINE_DEBUG") == "2":
-                    print("[engine] pair", self.describe(proposal), verdict)
+                    print(f"[engine] pair {self.describe(proposal)} {verdict} "
+                          f"{time.monotonic() - asked:.2f}s", flush=True)
                 if verdict == PROVED:
                     self.stats.proved += 1
                     self._merge(node, proposal)
