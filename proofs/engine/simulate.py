@@ -139,6 +139,13 @@ class Simulation:
         mapped = mapped.astype(np.uint64)
         return [_digest(np.ascontiguousarray(row).tobytes(), b"u") for row in mapped]
 
+    def bit_keys(self, node: Node) -> tuple[bytes, bytes]:
+        """A boolean's values as the unsigned digests of the 1-bit words ``1`` when it holds
+        and ``1`` when it fails (comparable with a 1-bit node's :meth:`keys`)."""
+        held = np.ascontiguousarray(self.values[node.id], dtype=bool)
+        return (_digest(held.astype(np.uint64).tobytes(), b"u"),
+                _digest((~held).astype(np.uint64).tobytes(), b"u"))
+
     def keys(self, node: Node) -> tuple[bytes, ...]:
         """``(unsigned, signed, negated)`` digests of a bit-vector node's values;
         ``(values, complement)`` of a boolean's."""

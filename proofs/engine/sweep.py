@@ -75,10 +75,14 @@ from tcspec.spec.bitvec import BV, Bool
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 
-RELATIONS = ("equal", "zext", "sext", "neg", "not", "const")
+RELATIONS = ("equal", "zext", "sext", "neg", "not", "const", "bit", "nbit")
 """How a right node may relate to its left partner: equal (same width), equal as unsigned or
 as signed integers (widths may differ), negated (as signed integers), complemented
-(booleans), or constant (booleans that take one value on every sample)."""
+(booleans), constant (booleans that take one value on every sample), or a 1-bit word that
+is a boolean's bit (``bit``: 1 when it holds; ``nbit``: 0): a netlist's flag register,
+which Yosys keeps as a 1-bit wire, beside the spec's boolean."""
+
+BIT_RELATIONS = ("bit", "nbit")
 
 
 @dataclass(frozen=True)
@@ -393,6 +397,9 @@ class Sweep:
         m = self.merged
         if relation == "not":
             return m.p_bnot(x)
+        if relation in BIT_RELATIONS:
+            one, zero = m.p_const(1, 1), m.p_const(0, 1)
+            return m.p_ite(x, one, zero, 1) if relation == "bit" else m.p_ite(x, zero, one, 1)
         declared = self._declared.get(relation)
         if declared is not None:
             return declared.build(m, BV(m, x, declared.width)).node
@@ -412,6 +419,12 @@ class Sweep:
         extend = m.zext if relation == "zext" else m.sext
         return extend(value, width).node
 
+    def _constant(self, node: Node, value: Any) -> Node:
+        """The merged constant ``value`` at ``node``'s sort."""
+        if node.width is None:
+            return self.merged.p_bool_const(bool(value))
+        return self.merged.p_const(int(value), node.width)
+
     def _differ(self, a: Node, b: Node) -> Node:
         m = self.merged
         if a.width is None:
@@ -428,6 +441,13 @@ class Sweep:
                     continue
                 for tag, key in zip(("u", "s", "n"), self.sim.keys(node)):
                     index.setdefault(tag.encode() + key, []).append(node)
+            if any(r in self.settings.relations for r in BIT_RELATIONS):
+                for node in self.left_nodes:
+                    if node.width is None and not node.is_const and \
+                            not self.sim.constant(node):
+                        held, failed = self.sim.bit_keys(node)
+                        index.setdefault(b"B" + held, []).append(node)
+                        index.setdefault(b"N" + failed, []).append(node)
             for relation in self.settings.word_relations:
                 nodes = [n for n in self.left_nodes if n.width == relation.width and
                          not n.is_const and not self.sim.constant(n)]
@@ -440,12 +460,13 @@ class Sweep:
         """The left node ``node`` agrees with on every sample, and how (module docstring);
         a selector of an ``ite`` that is constant on every sample is proposed to be that
         constant (a case hypothesis often fixes one: merging it removes a branch), and so,
-        inside a case, is any such boolean (asked by local queries only: the negated run's
-        "some product is +Inf" under "no special value")."""
+        inside a case, is any such boolean or 1-bit word (asked by local queries only: the
+        negated run's "some product is +Inf" under "no special value", a netlist's NaN
+        flag register there)."""
         if node.op == "var" or node.is_const:
             return None
         if self.sim.constant(node):
-            if (node.id in self.selectors or (node.width is None and self.case)) and \
+            if (node.id in self.selectors or (node.width in (None, 1) and self.case)) and \
                     "const" in self.settings.relations and \
                     self.sim.count:
                 return _Proposal(None, node, "const", self.sim.value(node, 0))
@@ -457,12 +478,15 @@ class Sweep:
             tries = [("equal", b"u" + keys[0]), ("not", b"s" + keys[0])]
         else:
             tries = [("zext", b"u" + keys[0]), ("sext", b"s" + keys[1]), ("neg", b"n" + keys[1])]
+            if node.width == 1:
+                tries += [("bit", b"B" + keys[0]), ("nbit", b"N" + keys[0])]
             tries += [(r.name, b"W" + r.name.encode() + keys[0])
                       for r in self.settings.word_relations if r.width == node.width]
         best: tuple[tuple[int, int, int], _Proposal] | None = None
         for rank, (relation, key) in enumerate(tries):
             for left in index.get(key, ()):
-                if (left.width is None) != (node.width is None):
+                if ((left.width is None) != (node.width is None)) != \
+                        (relation in BIT_RELATIONS):
                     continue
                 same = left.width == node.width
                 name = "equal" if same and relation in ("zext", "sext") else relation
@@ -511,7 +535,7 @@ class Sweep:
         """``(proved | refuted | unknown, counterexample words)`` for one proposal."""
         y = self._rebuilt(p.right)
         if p.left is None:
-            x = related = self.merged.p_bool_const(bool(p.value))
+            x = related = self._constant(p.right, p.value)
         else:
             x = self.img(p.left)
             related = self._related(x, p.relation, p.right.width)
@@ -698,6 +722,8 @@ class Sweep:
         if p.right.width is None:
             expected = (not left) if p.relation == "not" else left
             return bool(expected) != bool(right)
+        if p.relation in BIT_RELATIONS:
+            return (bool(left) == (p.relation == "bit")) != bool(right)
         assert p.left.width is not None
         if p.relation in self._declared:
             return self._declared[p.relation].on_int(int(left)) != int(right)
@@ -875,7 +901,7 @@ class Sweep:
 
     def _merge(self, node: Node, proposal: _Proposal) -> None:
         if proposal.left is None:
-            self.image[node.id] = self.merged.p_bool_const(bool(proposal.value))
+            self.image[node.id] = self._constant(node, proposal.value)
             return
         left = self.img(proposal.left)
         self.image[node.id] = self._related(left, proposal.relation, node.width)
@@ -1066,6 +1092,8 @@ def _normal_forms_equal(x: Node, y: Node, relation: str, bounder: Bounder | None
                         ) -> bool:
     """Whether ``relation(x) == y`` by a normal form of :mod:`.sums` (no solver query but
     ``bounder``'s)."""
+    if relation in BIT_RELATIONS:
+        return False
     return equal_sums(x, y, relation, bounder) or (relation == "equal" and equal_extrema(x, y))
 
 
@@ -1202,7 +1230,8 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
         for p in sweep.undecided[:12]:
             print(f"[engine] undecided: {sweep.describe(p)}", flush=True)
         print("[engine] unmatched right nodes (top):", ", ".join(
-            f"{n.id}:{n.op}/{n.width}" for n in loose[-25:]), flush=True)
+            f"{n.id}:{n.op}/{n.width}{' const' if sweep.sim.constant(n) else ''}"
+            for n in loose[-25:]), flush=True)
     timeout = settings.output_timeout
     if stop_at is not None:
         timeout = min(timeout, max(MIN_OUTPUT, stop_at - time.monotonic()))

@@ -544,3 +544,42 @@ def test_an_or_over_lanes_in_another_order_is_one_or():
     assert equal_extrema(ops.or_(ops.or_(bits[0], bits[1]), bits[2]).node,
                          ops.or_(bits[2], ops.or_(bits[1], bits[0])).node)
     assert not equal_extrema(ops.or_(bits[0], bits[1]).node, ops.and_(bits[0], bits[1]).node)
+
+
+def test_a_netlists_one_bit_flag_register_is_merged_with_the_specs_boolean():
+    """Yosys keeps a flag set in a loop (``if (x[k] == 15) nan = 1``) as a chain of 1-bit
+    multiplexers; the spec has an ``or`` of booleans. The 1-bit word is proposed as the
+    boolean's bit (or its complement's), proved and merged; a flag set on another lane
+    is not proposed."""
+    ops = TraceOps()
+    lanes = [ops.variable(f"x{i}", 4) for i in range(4)]
+    flag = ops.any_(ops.eq(x, 15) for x in lanes)
+    left = ops.ite(flag, ops.const(0x7F, 8), ops.zext(ops.add(lanes[0], lanes[1]), 8))
+    one, zero = ops.const(1, 1), ops.const(0, 1)
+    register, clear = zero, one
+    for x in lanes:
+        register = ops.ite(ops.eq(x, 15), one, register)
+        clear = ops.ite(ops.eq(x, 15), zero, clear)
+    right = ops.ite(ops.eq(register, 1), ops.const(0x7F, 8),
+                    ops.zext(ops.add(lanes[1], lanes[0]), 8))
+    other_lane = ops.ite(ops.eq(lanes[0], 14), one, zero)
+    finite = ops.zext(ops.add(lanes[1], lanes[0]), 8)
+    rights = [right, ops.ite(ops.eq(clear, 0), ops.const(0x7F, 8), finite),
+              ops.ite(ops.eq(other_lane, 1), ops.const(0x7F, 8), finite)]
+    samples = _samples({f"x{i}": 4 for i in range(4)}, count=256)
+    sweep = Sweep([(left.node, r.node) for r in rights], [], samples, FAST)
+    try:
+        held, failed = sweep.propose(register.node), sweep.propose(clear.node)
+        other = sweep.propose(other_lane.node)
+        assert held is not None and held.left is flag.node and held.relation == "bit"
+        assert failed is not None and failed.left is flag.node and failed.relation == "nbit"
+        assert other is None or other.left is not flag.node
+    finally:
+        sweep.close()
+    result = prove_equivalent([(left, right)], samples=samples, settings=FAST,
+                              replay=_replay(left, right))
+    assert result.result == PROVED, result.stopped
+    broken = ops.ite(ops.eq(ops.ite(ops.eq(lanes[3], 14), one, register), 1),
+                     ops.const(0x7F, 8), ops.zext(ops.add(lanes[1], lanes[0]), 8))
+    assert prove_equivalent([(left, broken)], samples=samples, settings=FAST,
+                            replay=_replay(left, broken)).result == REFUTED
