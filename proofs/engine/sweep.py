@@ -10,10 +10,10 @@ Krohm):
    on a sample is refuted at once (the words are replayed on both executable sides).
 2. **Propose** for every node of the right side that the left side does not share a left
    node whose values agree with it on every sample, up to a relation: equal, equal after
-   zero or sign extension (or truncation), negated, complemented, or one the caller
-   declares (:mod:`.relations`). Nodes equal by structure or by a normal form (sums in
-   another order, one maximum over one set of leaves: :mod:`.sums`) are merged first,
-   with no query (:meth:`Sweep.structural`).
+   zero or sign extension (or truncation), negated, complemented, a 1-bit word that is a
+   boolean's bit, or one the caller declares (:mod:`.relations`). Nodes equal by
+   structure or by a normal form (sums in another order, one maximum over one set of
+   leaves: :mod:`.sums`) are merged first, with no query (:meth:`Sweep.structural`).
 3. **Prove** the proposals bottom-up. Each proved pair is *merged*: from then on the right
    node is replaced by the relation applied to its left partner, so the two DAGs share
    structure from that point up. A proposal is first asked *locally*: every merged node
