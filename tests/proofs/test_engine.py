@@ -550,7 +550,7 @@ def test_a_netlists_one_bit_flag_register_is_merged_with_the_specs_boolean():
     """Yosys keeps a flag set in a loop (``if (x[k] == 15) nan = 1``) as a chain of 1-bit
     multiplexers; the spec has an ``or`` of booleans. The 1-bit word is proposed as the
     boolean's bit (or its complement's), proved and merged; a flag set on another lane
-    is not proposed."""
+    is not proposed. Inside the case "no flag" the register is proposed constant 0."""
     ops = TraceOps()
     lanes = [ops.variable(f"x{i}", 4) for i in range(4)]
     flag = ops.any_(ops.eq(x, 15) for x in lanes)
@@ -576,6 +576,14 @@ def test_a_netlists_one_bit_flag_register_is_merged_with_the_specs_boolean():
         assert other is None or other.left is not flag.node
     finally:
         sweep.close()
+    inside = Sweep([(left.node, right.node)], [ops.not_(flag).node], samples, FAST)
+    inside.case = "!flag"
+    try:
+        fixed = inside.propose(register.node)
+        assert fixed is not None and fixed.left is None and fixed.value == 0
+        assert inside.decide(fixed, 20.0)[0] == PROVED
+    finally:
+        inside.close()
     result = prove_equivalent([(left, right)], samples=samples, settings=FAST,
                               replay=_replay(left, right))
     assert result.result == PROVED, result.stopped
