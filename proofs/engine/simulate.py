@@ -140,8 +140,8 @@ class Simulation:
         return [_digest(np.ascontiguousarray(row).tobytes(), b"u") for row in mapped]
 
     def bit_keys(self, node: Node) -> tuple[bytes, bytes]:
-        """A boolean's values as the unsigned digests of the 1-bit words ``1`` when it holds
-        and ``1`` when it fails (comparable with a 1-bit node's :meth:`keys`)."""
+        """Digests of the 1-bit words that are 1 where a boolean holds, and 1 where it fails
+        (comparable with a 1-bit node's unsigned :meth:`keys`)."""
         held = np.ascontiguousarray(self.values[node.id], dtype=bool)
         return (_digest(held.astype(np.uint64).tobytes(), b"u"),
                 _digest((~held).astype(np.uint64).tobytes(), b"u"))
