@@ -91,13 +91,18 @@ def _wait_for_workers(child: subprocess.Popen[str], limit: float = 60.0) -> None
         time.sleep(0.05)
 
 
-def _group_gone(pgid: int) -> bool:
-    time.sleep(0.3)
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+def _group_gone(pgid: int, limit: float = 5.0) -> bool:
+    """Whether every process of the group has exited within ``limit`` seconds (workers
+    that outlive their parent stay; on a loaded machine exiting ones take a while)."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 @pytest.fixture
