@@ -89,6 +89,7 @@ class Simulation:
         self.samples = {name: list(samples.get(name, [0] * self.count)) for name in self.inputs}
         self.values: dict[int, np.ndarray] = {}
         self._keys: dict[int, tuple[bytes, ...]] = {}
+        self._bit_keys: dict[int, tuple[bytes, bytes]] = {}
         self._evaluate()
 
     def _evaluate(self) -> None:
@@ -107,6 +108,7 @@ class Simulation:
                 values[node.id] = np.broadcast_to(out, (count,))
         self.values = values
         self._keys = {}
+        self._bit_keys = {}
 
     def add(self, words: Mapping[str, int]) -> None:
         """One more sample (input name -> word; missing inputs are 0), all nodes re-evaluated."""
@@ -141,10 +143,15 @@ class Simulation:
 
     def bit_keys(self, node: Node) -> tuple[bytes, bytes]:
         """Digests of the 1-bit words that are 1 where a boolean holds, and 1 where it fails
-        (comparable with a 1-bit node's unsigned :meth:`keys`)."""
-        held = np.ascontiguousarray(self.values[node.id], dtype=bool)
-        return (_digest(held.astype(np.uint64).tobytes(), b"u"),
+        (comparable with a 1-bit node's unsigned :meth:`keys`); cached like them, since
+        the index is rebuilt after every refinement."""
+        found = self._bit_keys.get(node.id)
+        if found is None:
+            held = np.ascontiguousarray(self.values[node.id], dtype=bool)
+            found = self._bit_keys[node.id] = (
+                _digest(held.astype(np.uint64).tobytes(), b"u"),
                 _digest((~held).astype(np.uint64).tobytes(), b"u"))
+        return found
 
     def keys(self, node: Node) -> tuple[bytes, ...]:
         """``(unsigned, signed, negated)`` digests of a bit-vector node's values;
