@@ -11,9 +11,12 @@ Krohm):
 2. **Propose** for every node of the right side that the left side does not share a left
    node whose values agree with it on every sample, up to a relation: equal, equal after
    zero or sign extension (or truncation), negated, complemented, a 1-bit word that is a
-   boolean's bit, or one the caller declares (:mod:`.relations`). Nodes equal by
-   structure or by a normal form (sums in another order, one maximum over one set of
-   leaves: :mod:`.sums`) are merged first, with no query (:meth:`Sweep.structural`).
+   boolean's bit, or one the caller declares (:mod:`.relations`), strict or *loose*
+   (equal up to a class of words, such as the sign of a zero: merged with a free
+   variable, an over-approximation whose models are replayed before they are believed).
+   Nodes equal by structure or by a normal form (sums in another order, one maximum over
+   one set of leaves: :mod:`.sums`) are merged first, with no query
+   (:meth:`Sweep.structural`).
 3. **Prove** the proposals bottom-up. Each proved pair is *merged*: from then on the right
    node is replaced by the relation applied to its left partner, so the two DAGs share
    structure from that point up. A proposal is first asked *locally*: every merged node
@@ -49,6 +52,7 @@ the executable lowerings of the two sides give different words. Everything else 
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import time
@@ -59,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from tcspec.proofs.engine.cache import ProofCache, structure_key
-from tcspec.proofs.engine.relations import WordRelation
+from tcspec.proofs.engine.relations import LOOSE_PREFIX, WordRelation
 from tcspec.proofs.engine.simulate import Simulation, evaluate_inputs
 from tcspec.proofs.engine.sums import (
     Bounder,
@@ -228,6 +232,9 @@ MAX_TWINS = 3
 TWIN_SHARE = 6
 """A twin's proof gets at most 1/TWIN_SHARE of the run's time left."""
 
+MAX_LOOSE_DROPS = 4
+"""Rounds in which an output's spurious model undoes the loose merges it moved."""
+
 MIN_OUTPUT = 5.0
 """Seconds an output query always gets, even past the row budget."""
 
@@ -344,6 +351,21 @@ class Sweep:
         self._model: dict[str, int] = {}
         self._index: dict[bytes, list[Node]] | None = None
         self._declared = {r.name: r for r in settings.word_relations}
+        self.loose_vars: dict[str, tuple[Node, WordRelation]] = {}
+        """Free variables of loose merges (name -> the right node, its relation)."""
+        self._loose_free: dict[str, BV] = {}
+        self.merges: dict[int, _Proposal] = {}
+        """Every merge made, by right node id (to rebuild the images: :meth:`_drop_loose`)."""
+        self.inherited_loose = any(name.startswith(LOOSE_PREFIX) for name in self.sim.inputs)
+        self.loose = self.inherited_loose
+        """Whether the DAG over-approximates the real one (a loose merge here or in the
+        run that started this one): a model is then a candidate, replayed before use."""
+        try:
+            for relation in settings.word_relations:
+                check_classes(relation, self.worker, settings.solver)
+        except ValueError:
+            self.close()
+            raise
         self._sizes: dict[int, int] = {}
         self.started = time.monotonic()
         self.chain_until: float | None = None
@@ -393,7 +415,8 @@ class Sweep:
                     node.params)
 
     def _related(self, x: Node, relation: str, width: int | None) -> Node:
-        """``relation`` applied to the merged node ``x``, at ``width``."""
+        """``relation`` applied to the merged node ``x``, at ``width`` (a loose relation:
+        the class representative, :mod:`.relations`)."""
         m = self.merged
         if relation == "not":
             return m.p_bnot(x)
@@ -402,7 +425,10 @@ class Sweep:
             return m.p_ite(x, one, zero, 1) if relation == "bit" else m.p_ite(x, zero, one, 1)
         declared = self._declared.get(relation)
         if declared is not None:
-            return declared.build(m, BV(m, x, declared.width)).node
+            mapped = declared.build(m, BV(m, x, declared.width))
+            if declared.classes is not None:
+                mapped = declared.classes.canon(m, mapped)
+            return mapped.node
         if relation == "equal" or x.width == width:
             value = BV(m, x, x.width) if x.width is not None else None
             if relation == "neg" and value is not None:
@@ -418,6 +444,64 @@ class Sweep:
             return m.extract(value, width - 1, 0).node
         extend = m.zext if relation == "zext" else m.sext
         return extend(value, width).node
+
+    def _loose_member(self, node: Node, relation: WordRelation, name: str = "") -> Node:
+        """The merged image of a right node proved related to its partner by a loose
+        relation: ``choose(representative, f)`` with ``f`` a fresh variable, every member of
+        the class (:mod:`.relations`); its real values are kept for the samples of the
+        runs this one starts (:meth:`child_samples`)."""
+        assert relation.classes is not None
+        m = self.merged
+        name = name or f"{LOOSE_PREFIX}{next(_LOOSE_NAMES)}"
+        self.loose_vars[name] = (node, relation)
+        self.loose = True
+        free = self._loose_free.get(name)
+        if free is None:
+            free = self._loose_free[name] = m.variable(name, relation.classes.free_width)
+        return relation.classes.choose(m, BV(m, self.image[node.id], relation.width),
+                                       free).node
+
+    def _wrong_loose(self, words: dict[str, int]) -> set[str]:
+        """The loose variables of this run whose value in the last model is not the one
+        that picks the real word at ``words``."""
+        wrong = set()
+        for name, (node, relation) in self.loose_vars.items():
+            if name in self._model:
+                real = evaluate_inputs([node], words)[node.id]
+                if int(relation.free_values([real])[0]) != self._model[name]:
+                    wrong.add(name)
+        return wrong
+
+    def _drop_loose(self, names: set[str]) -> None:
+        """Undo the loose merges ``names``: a model of an output's query picked a member of
+        their class that the inputs do not give, and the outputs moved with it, so the
+        class is too coarse there. Their right nodes are rebuilt from their arguments, and
+        every image above them again."""
+        dropped = {self.loose_vars.pop(name)[0].id for name in names}
+        self.matched -= dropped
+        named = {node.id: (name, relation) for name, (node, relation) in self.loose_vars.items()}
+        self.image.clear()
+        for node in self.right_only:
+            p = self.merges.get(node.id)
+            if node.id not in self.matched or p is None:
+                self.image[node.id] = self._rebuilt(node)
+            elif p.left is None:
+                self.image[node.id] = self._constant(node, p.value)
+            else:
+                self.image[node.id] = self._related(self.img(p.left), p.relation, node.width)
+                if node.id in named:
+                    name, relation = named[node.id]
+                    self.image[node.id] = self._loose_member(node, relation, name)
+        self.loose = self.inherited_loose or bool(self.loose_vars)
+
+    def child_samples(self) -> dict[str, list[int]]:
+        """The samples, with each loose merge's free variable taking the value that picks
+        the real word (so a case or a lemma started on the merged DAG simulates the real
+        values first)."""
+        samples = {k: list(v) for k, v in self.sim.samples.items()}
+        for name, (node, relation) in self.loose_vars.items():
+            samples[name] = [int(v) for v in relation.free_values(self.sim.values[node.id])]
+        return samples
 
     def _constant(self, node: Node, value: Any) -> Node:
         """The merged constant ``value`` at ``node``'s sort."""
@@ -480,7 +564,7 @@ class Sweep:
             tries = [("zext", b"u" + keys[0]), ("sext", b"s" + keys[1]), ("neg", b"n" + keys[1])]
             if node.width == 1:
                 tries += [("bit", b"B" + keys[0]), ("nbit", b"N" + keys[0])]
-            tries += [(r.name, b"W" + r.name.encode() + keys[0])
+            tries += [(r.name, b"W" + r.name.encode() + self._right_key(node, r))
                       for r in self.settings.word_relations if r.width == node.width]
         best: tuple[tuple[int, int, int], _Proposal] | None = None
         for rank, (relation, key) in enumerate(tries):
@@ -496,6 +580,15 @@ class Sweep:
                 if best is None or score < best[0]:
                     best = (score, _Proposal(left, node, name))
         return best[1] if best else None
+
+    def _is_loose(self, relation: str) -> bool:
+        declared = self._declared.get(relation)
+        return declared is not None and declared.classes is not None
+
+    def _right_key(self, node: Node, relation: WordRelation) -> bytes:
+        if relation.classes is None:
+            return self.sim.keys(node)[0]
+        return self.sim.mapped_keys([node], relation.right_values)[0]
 
     # ------------------------------------------------------------------ solving
 
@@ -534,6 +627,9 @@ class Sweep:
     def decide(self, p: _Proposal, cone_timeout: float | None) -> tuple[str, dict[str, int]]:
         """``(proved | refuted | unknown, counterexample words)`` for one proposal."""
         y = self._rebuilt(p.right)
+        declared = self._declared.get(p.relation)
+        if declared is not None and declared.classes is not None:
+            y = declared.classes.canon(self.merged, BV(self.merged, y, declared.width)).node
         if p.left is None:
             x = related = self._constant(p.right, p.value)
         else:
@@ -602,6 +698,7 @@ class Sweep:
         if answer.unsat:
             return PROVED, {}
         if answer.sat:
+            self._model = answer.model
             return REFUTED, {n.params[0]: answer.model.get(n.params[0], 0)
                              for n in self.sim.inputs.values()}
         return UNKNOWN, {}
@@ -685,6 +782,7 @@ class Sweep:
         (counterexample-guided refinement of the cut-points); empty when the model is real."""
         model = self._model
         live = [cut_points[c] for c in chosen if f"cut!{c}" in model]
+        words = {**words, **{k: v for k, v in model.items() if k.startswith(LOOSE_PREFIX)}}
         real = evaluate(live, words)
         wrong = {n.id for n, v in zip(live, real) if int(v) != model[f"cut!{n.id}"]}
         if len(wrong) < 2:
@@ -726,7 +824,7 @@ class Sweep:
             return (bool(left) == (p.relation == "bit")) != bool(right)
         assert p.left.width is not None
         if p.relation in self._declared:
-            return self._declared[p.relation].on_int(int(left)) != int(right)
+            return not self._declared[p.relation].holds(int(left), int(right))
         return _apply_relation_int(int(left), p.left.width, p.relation,
                                    p.right.width) != int(right)
 
@@ -755,12 +853,13 @@ class Sweep:
     def word_lemmas(self) -> None:
         """Decide the words of a chain of steps first, each as a lemma, bottom-up.
 
-        A right node whose proposed partner is a word (:meth:`_lemma_candidate`) with
-        another such word above or below it, or a word computed from a product below an
-        output word, is a step of a chain: a tree's leaves and nodes, an FMA chain's
-        running value. Each is decided as a lemma with the words below it cut
-        (:func:`_cut_lemma`), so every step is the step alone; the nodes inside a proved
-        step are then no longer asked (:meth:`sweep` skips what no open node reads)."""
+        A right node whose proposed partner is a word (:meth:`_lemma_candidate`), equal or
+        related by a loose relation, with another such word above or below it, or a word
+        computed from a product below an output word, is a step of a chain: a tree's
+        leaves and nodes, an FMA chain's running value. Each is decided as a lemma with
+        the words below it cut (:func:`_cut_lemma`), so every step is the step alone; the
+        nodes inside a proved step are then no longer asked (:meth:`sweep` skips what no
+        open node reads)."""
         if self.lemma is None:
             return
         found = []
@@ -769,7 +868,8 @@ class Sweep:
                 continue
             proposal = self.propose(node)
             if proposal is not None and proposal.left is not None and \
-                    proposal.relation == "equal" and _is_word(proposal.left):
+                    (proposal.relation == "equal" or self._is_loose(proposal.relation)) and \
+                    _is_word(proposal.left):
                 found.append((node, proposal))
         barrier = {p.left.id for _, p in found if p.left is not None}
         words = [(node, p) for node, p in found if p.left is not None
@@ -794,10 +894,11 @@ class Sweep:
         for node, proposal in words:
             if node.id not in chained:
                 continue
-            partners = [proposal] + [
+            partners = [proposal] + ([
                 _Proposal(left, node, "equal")
                 for left in index.get(b"u" + self.sim.keys(node)[0], ())
                 if left is not proposal.left and _is_word(left) and left.width == node.width]
+                if proposal.relation == "equal" else [])
             proved = None
             for candidate in partners[:MAX_PARTNERS]:
                 if self.chain_until is not None and time.monotonic() > self.chain_until:
@@ -881,7 +982,7 @@ class Sweep:
                     self._index = None
                     proposal = self.propose(node)
                     continue
-                if verdict == REFUTED:
+                if verdict == REFUTED and not self.loose:
                     raise AssertionError(f"a model of the merged DAG does not separate "
                                          f"{self.describe(proposal)} on the real one")
                 if self.lemma is not None and self._lemma_candidate(proposal) and \
@@ -900,11 +1001,15 @@ class Sweep:
                 self.image[node.id] = self._rebuilt(node)
 
     def _merge(self, node: Node, proposal: _Proposal) -> None:
+        self.merges[node.id] = proposal
         if proposal.left is None:
             self.image[node.id] = self._constant(node, proposal.value)
             return
         left = self.img(proposal.left)
         self.image[node.id] = self._related(left, proposal.relation, node.width)
+        declared = self._declared.get(proposal.relation)
+        if declared is not None and declared.classes is not None:
+            self.image[node.id] = self._loose_member(node, declared)
         self.reps.add(left.id)
         if proposal.relation == "sext" and node.width is not None and left.width is not None \
                 and node.width < left.width and left.id not in self.fits \
@@ -914,6 +1019,21 @@ class Sweep:
                 and left.id not in self.fits and fits_in(left, left.width - 1, self._bounded):
             self.fits[left.id] = left.width - 1
         self.matched.add(node.id)
+
+    def lemma_pair(self, p: _Proposal) -> tuple[Node, Node]:
+        """The two merged nodes a lemma for ``p`` proves equal: the left image with the
+        relation applied (a loose one: its class representative) and the right node over
+        its arguments' images (a loose relation: its representative too)."""
+        assert p.left is not None
+        left, right = self.img(p.left), self._rebuilt(p.right)
+        declared = self._declared.get(p.relation)
+        if declared is None:
+            return left, right
+        left = self._related(left, p.relation, p.right.width)
+        if declared.classes is not None:
+            right = declared.classes.canon(self.merged, BV(self.merged, right,
+                                                           declared.width)).node
+        return left, right
 
     def _lemma_candidate(self, p: _Proposal) -> bool:
         """Whether an undecided pair is a word worth deciding as a lemma: an ``equal``
@@ -929,15 +1049,26 @@ class Sweep:
         :attr:`open_pair` names the pair)."""
         for left, right in self.pairs:
             p = _Proposal(left, right, "equal")
-            verdict, words = self.decide(p, timeout)
-            if verdict == PROVED:
-                continue
-            if verdict == REFUTED:
+            for _ in range(MAX_LOOSE_DROPS + 1):
+                verdict, words = self.decide(p, timeout)
+                if verdict != REFUTED:
+                    break
                 refuted = self._refuted(words, replay)
                 if refuted is not None:
                     return refuted
-                raise AssertionError(f"a model of the outputs' query does not separate them "
-                                     f"on the real DAG: {words}")
+                if not self.loose:
+                    raise AssertionError(f"a model of the outputs' query does not separate "
+                                         f"them on the real DAG: {words}")
+                wrong = self._wrong_loose(words)
+                if DEBUG:
+                    print(f"[engine] a model of the outputs moves with {len(wrong)} of "
+                          f"{len(self.loose_vars)} loose merges", flush=True)
+                verdict = UNKNOWN
+                if not wrong:
+                    break
+                self._drop_loose(wrong)
+            if verdict == PROVED:
+                continue
             self.open_pair = (left, right)
             return None
         return self._result(PROVED)
@@ -1074,6 +1205,8 @@ class Sweep:
         if all(a == b for a, b in traced):
             return None
         replayed = list(replay(words)) if replay is not None else traced
+        if replayed != traced and self.loose:
+            return None
         if replayed != traced:
             raise AssertionError(f"the traced DAGs give {traced} at {words}, the executable "
                                  f"sides {replayed}")
@@ -1086,6 +1219,31 @@ class Sweep:
     def close(self) -> None:
         if self._own_worker:
             self.worker.close()
+
+
+_CLASSES_CHECKED: set[tuple[str, int, Any]] = set()
+
+_LOOSE_NAMES = itertools.count()
+"""Loose variables are numbered once per process: node ids repeat across the DAGs a case
+or a lemma rebuilds, and a parent's loose variable is an input of its cases."""
+
+
+def check_classes(relation: WordRelation, worker: SolverWorker, solver: str) -> None:
+    """Raise ``ValueError`` unless ``choose(canon(w), free_of(w)) == w`` for every word
+    ``w`` of a loose relation (one solver query per relation and process): the fact that
+    makes a loose merge an over-approximation (:mod:`.relations`)."""
+    classes = relation.classes
+    key = (relation.name, relation.width, classes)
+    if classes is None or key in _CLASSES_CHECKED:
+        return
+    ops = TraceOps()
+    w = ops.variable("w", relation.width)
+    picked = classes.choose(ops, classes.canon(ops, w), classes.free_of(ops, w))
+    answer = worker.solve(query_script([ops.ne(picked, w).node]), solver=solver, timeout=30)
+    if not answer.unsat:
+        raise ValueError(f"the loose relation {relation.name}'s classes do not pick every "
+                         f"word back ({answer.status})")
+    _CLASSES_CHECKED.add(key)
 
 
 def _normal_forms_equal(x: Node, y: Node, relation: str, bounder: Bounder | None = None
@@ -1197,7 +1355,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
         stats.cases += 1
         name = f"{case} & {sub.name}" if case else sub.name
         hinted = splits and not specials_first
-        result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
+        result = _prove(sub.pairs, sub.assumptions, sweep.child_samples(), settings, cache,
                         sub.labels, worker, replay, stats, depth + (0 if hinted else 1),
                         name, sub.carried if splits else (), stop_at, found, lemmas)
         if result.result != PROVED:
@@ -1248,7 +1406,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
                                      f"were spent before case {sub.name}{where}")
             stats.cases += 1
             name = f"{case} & {sub.name}" if case else sub.name
-            result = _prove(sub.pairs, sub.assumptions, sweep.sim.samples, settings, cache,
+            result = _prove(sub.pairs, sub.assumptions, sweep.child_samples(), settings, cache,
                             sub.labels, worker, replay, stats, depth, name, (), stop_at,
                             found + 1, lemmas)
             if result.result != PROVED:
@@ -1277,7 +1435,7 @@ def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCac
         if now >= stop_at:
             return False
         stop_at = now + (stop_at - now) / LEMMA_SHARE
-    left, right = sweep.img(p.left), sweep._rebuilt(p.right)
+    left, right = sweep.lemma_pair(p)
     name = f"lemma {sweep.describe(p)}"
     if sweep.case:
         name = f"{sweep.case} & {name}"
@@ -1288,7 +1446,7 @@ def _lemma(sweep: Sweep, p: _Proposal, settings: EngineSettings, cache: ProofCac
         return True
     if chain and any(n.id in sweep.lemma_cuts for n in walk([left, right])):
         return False
-    result = _prove([(left, right)], sweep._assumption_images(), sweep.sim.samples,
+    result = _prove([(left, right)], sweep._assumption_images(), sweep.child_samples(),
                     settings, cache, {}, worker, None, stats, depth, name, (), stop_at,
                     MAX_FOUND_SPLITS, lemmas=False)
     if DEBUG:
@@ -1322,7 +1480,7 @@ def _twins(sweep: Sweep, condition: Node, settings: EngineSettings, cache: Proof
         hint = sweep.merged.p_bnot(image) if negated else image
         name = f"twin {sweep._label(node)} of the hint"
         result = _prove([(sweep.img(node), hint)], sweep._assumption_images(),
-                        sweep.sim.samples, settings, cache, {}, worker, None, stats, depth,
+                        sweep.child_samples(), settings, cache, {}, worker, None, stats, depth,
                         name, (), until, MAX_FOUND_SPLITS, lemmas=False)
         if DEBUG:
             print(f"[engine] {name}: {result.result} in {time.monotonic() - now:.1f}s",
@@ -1376,7 +1534,7 @@ def _cut_lemma(sweep: Sweep, left: Node, right: Node, settings: EngineSettings,
     assumptions = sweep._assumption_images()
     roots, cuts = cut_nodes([left, right, *assumptions],
                             lambda n: f"free!{n.id}" if n.id in cut else None)
-    samples = _free_samples(sweep.sim.samples, cuts, f"{left.id}:{right.id}")
+    samples = _free_samples(sweep.child_samples(), cuts, f"{left.id}:{right.id}")
     result = _prove([(roots[0], roots[1])], roots[2:], samples, settings, cache, {}, worker,
                     None, stats, depth, f"{name} (earlier lemmas cut)", (), stop_at,
                     MAX_FOUND_SPLITS, lemmas=False)

@@ -591,3 +591,122 @@ def test_a_netlists_one_bit_flag_register_is_merged_with_the_specs_boolean():
                      ops.const(0x7F, 8), ops.zext(ops.add(lanes[1], lanes[0]), 8))
     assert prove_equivalent([(left, broken)], samples=samples, settings=FAST,
                             replay=_replay(left, broken)).result == REFUTED
+
+
+def _sm_add(ops, x, y, saturate_negative=127):
+    """Sign-magnitude 8-bit add: an exact cancellation gives +0, two zeros the AND of
+    their signs (an IEEE add's zero rule); magnitudes saturate at 127."""
+    def value(w):
+        m = ops.zext(ops.extract(w, 6, 0), 9)
+        return ops.ite(ops.eq(ops.extract(w, 7, 7), 1), ops.neg(m), m)
+    total = ops.add(value(x), value(y))
+    negative = ops.slt(total, ops.const(0, 9))
+    magnitude = ops.ite(negative, ops.neg(total), total)
+    limit = ops.ite(negative, ops.const(saturate_negative, 9), ops.const(127, 9))
+    magnitude = ops.ite(ops.ult(limit, magnitude), limit, magnitude)
+    both_zero = ops.and_(ops.eq(ops.extract(x, 6, 0), 0), ops.eq(ops.extract(y, 6, 0), 0))
+    both_negative = ops.eq(ops.bvand(ops.extract(x, 7, 7), ops.extract(y, 7, 7)), 1)
+    sign = ops.ite(ops.eq(total, 0), ops.and_(both_zero, both_negative), negative)
+    return ops.concat(ops.ite(sign, ops.const(1, 1), ops.const(0, 1)),
+                      ops.extract(magnitude, 6, 0))
+
+
+def _zero_classes():
+    from tcspec.proofs.engine.relations import Classes
+
+    def canon(ops, w):
+        return ops.ite(ops.eq(ops.extract(w, 6, 0), 0), ops.const(0, 8), w)
+
+    def choose(ops, w, sign):
+        return ops.ite(ops.eq(w, 0), ops.concat(sign, ops.const(0, 7)), w)
+
+    return Classes("zero-sign", 1, canon, choose, lambda ops, w: ops.extract(w, 7, 7))
+
+
+def _flip(ops, w):
+    return ops.bvxor(w, ops.const(0x80, 8))
+
+
+def _sign_chain(saturate_negative=127):
+    """A four-step chain of :func:`_sm_add` on words and on the words with every sign
+    flipped; the pair says D negates up to a zero's sign."""
+    ops = TraceOps()
+    names = ["c", "a0", "a1", "a2", "a3"]
+    words = [ops.variable(n, 8) for n in names]
+    first = second = None
+    for w in words:
+        first = w if first is None else _sm_add(ops, w, first)
+        flipped = _flip(ops, w)
+        second = flipped if second is None else _sm_add(ops, flipped, second,
+                                                        saturate_negative)
+    classes = _zero_classes()
+    pair = (classes.canon(ops, _flip(ops, first)), classes.canon(ops, second))
+    return ops, names, pair
+
+
+def test_a_loose_relation_merges_words_equal_up_to_a_zeros_sign():
+    """The negated run's running word is the first's with its sign flipped, except that an
+    exact cancellation's zero has +0 in both runs: no function of the first run's word, so
+    the engine's strict relations cannot merge the steps. A loose relation (equal up to
+    the sign of a zero) is proposed, proved and merged with a free sign bit, and the chain
+    is proved; a chain whose negated side saturates one short is refuted with replayed
+    words; classes that do not pick every word back are refused."""
+    from tcspec.proofs.engine.relations import Classes
+    relation = WordRelation("negated-any-zero", 8, _flip, _zero_classes())
+    _, names, (left, right) = _sign_chain()
+    samples = _samples({n: 8 for n in names}, count=256)
+    for n in names:
+        samples[n][:4] = [0, 0x80, 0, 0x80]
+    settings = dataclasses.replace(ROOMY, word_relations=(relation,))
+    sweep = Sweep([(left.node, right.node)], [], samples, settings)
+    try:
+        sweep.structural()
+        sweep.sweep()
+        assert len(sweep.loose_vars) >= 3, sweep.stats.summary()
+        assert sweep.outputs(_replay(left, right), 60) is not None
+    finally:
+        sweep.close()
+    result = prove_equivalent([(left, right)], samples=samples, settings=settings,
+                              replay=_replay(left, right))
+    assert result.result == PROVED, result.stopped
+    _, names, (left, right) = _sign_chain(saturate_negative=126)
+    result = prove_equivalent([(left, right)], samples=samples, settings=settings,
+                              replay=_replay(left, right))
+    assert result.result == REFUTED
+    (a, b), = result.outputs
+    assert a != b
+    wrong = Classes("no-sign", 1, _zero_classes().canon,
+                    lambda o, w, s: w, lambda o, w: o.extract(w, 7, 7))
+    with pytest.raises(ValueError, match="pick every word back"):
+        Sweep([(left.node, right.node)], [], samples,
+              dataclasses.replace(ROOMY, word_relations=(
+                  WordRelation("bad", 8, _flip, wrong),)))
+
+
+def test_a_loose_merge_whose_class_is_too_coarse_is_undone():
+    """The right side's word is the flipped ``x`` with a zero whose sign is ``y``, and it
+    reads that sign only together with ``y`` (so a ``-0`` with ``y = 0`` never occurs): the
+    loose merge forgets the link, the output's model moves with the loose variable, the
+    merge is undone, and the outputs are proved."""
+    ops = TraceOps()
+    x, y = ops.variable("x", 8), ops.variable("y", 1)
+    classes = _zero_classes()
+    zero = ops.eq(ops.extract(x, 6, 0), 0)
+    word = ops.ite(zero, ops.concat(y, ops.const(0, 7)), _flip(ops, x))
+    odd = ops.and_(ops.eq(word, 0x80), ops.eq(y, 0))
+    right = ops.ite(odd, ops.const(0x55, 8), classes.canon(ops, word))
+    left = classes.canon(ops, _flip(ops, x))
+    relation = WordRelation("negated-any-zero", 8, _flip, classes)
+    samples = _samples({"x": 8, "y": 1}, count=256)
+    sweep = Sweep([(left.node, right.node)], [], samples,
+                  dataclasses.replace(ROOMY, word_relations=(relation,)))
+    try:
+        sweep.structural()
+        sweep.sweep()
+        merged = len(sweep.loose_vars)
+        assert merged >= 1, sweep.stats.summary()
+        result = sweep.outputs(_replay(left, right), 60)
+        assert result is not None and result.result == PROVED
+        assert len(sweep.loose_vars) < merged
+    finally:
+        sweep.close()
