@@ -15,7 +15,7 @@ both odd, so D negates, with the rule text's exceptions:
 
 from __future__ import annotations
 
-from tcspec.proofs.engine.relations import WordRelation
+from tcspec.proofs.engine.relations import Classes, WordRelation
 from tcspec.proofs.families.declare import Family, Words, as_property
 from tcspec.proofs.rulebook.fields import D_FORMATS, FNUZ, FORMATS, DFormat, dfmt
 from tcspec.proofs.rulebook.names import CDNA3_RD, FMA_CHAIN, INTEGER, PAIRWISE_TREE, Datapath
@@ -76,12 +76,35 @@ def flipped_word(ops: Ops, word: BV, d: DFormat) -> BV:
     return ops.ite(ops.eq(word, d.nan), word, ops.bvxor(word, ops.const(d.sign_mask, d.width)))
 
 
+def zero_classes(d: DFormat) -> Classes:
+    """IEEE zeros as one class: ``+0`` its representative, the sign bit picking the member
+    (11.1-11.4: the sign of an exact cancellation follows the operands)."""
+    top = d.width - 1
+
+    def canon(ops: Ops, word: BV) -> BV:
+        return ops.ite(ops.eq(ops.extract(word, top - 1, 0), 0), ops.const(0, d.width), word)
+
+    def choose(ops: Ops, word: BV, sign: BV) -> BV:
+        return ops.ite(ops.eq(word, 0), ops.concat(sign, ops.const(0, top)), word)
+
+    return Classes(f"zero-sign-{d.name}", 1, canon, choose,
+                   lambda ops, word: ops.extract(word, top, top))
+
+
 def negated_steps(rec: Datapath) -> tuple[WordRelation, ...]:
-    """The hint: a split-K step's D word (10.4) or an FMA chain's running word (11.1) of the
-    second run is the first run's :func:`negated_word`; on the IEEE families a zero's sign
-    follows its operands, so its :func:`flipped_word` is offered too."""
+    """The hint: a split-K step's D word (10.4) of the second run is the first run's
+    :func:`negated_word`; a pairwise tree's word (11.4) its :func:`negated_word` or its
+    :func:`flipped_word` (a zero's sign follows its operands). An FMA chain's running word
+    (11.1) is the first's flipped word only up to the sign of a zero (an exact
+    cancellation gives ``+0``, two zeros the AND of their signs): a loose relation
+    (:func:`zero_classes`), offered alone, since the inputs that tell it from the strict
+    ones (two zero addends) are too rare for the samples to find."""
     formats = sorted({dfmt(name) for name in (rec.d_format, rec.c_format) if name in D_FORMATS},
                      key=lambda d: d.width)
+    if rec.family == FMA_CHAIN:
+        return tuple(WordRelation(f"negated-any-zero-{d.name}", d.width,
+                                  lambda ops, word, d=d: flipped_word(ops, word, d),
+                                  zero_classes(d)) for d in formats)
     hints = [WordRelation(f"negated-{d.name}", d.width,
                           lambda ops, word, d=d: negated_word(ops, word, d)) for d in formats]
     if rec.family in IEEE_ZERO_FAMILIES:

@@ -144,11 +144,18 @@ def test_a_wrong_statement_is_refuted_with_replayed_words():
 
 def test_the_sign_family_declares_the_negated_step_word():
     """The hint the engine may propose between a split-K step's D words: the sign flipped,
-    +0 and the canonical NaN kept (2.2, 2.5); the IEEE families also offer the plain flip."""
+    +0 and the canonical NaN kept (2.2, 2.5); a pairwise tree also offers the plain flip; an
+    FMA chain offers the plain flip up to the sign of a zero (a loose relation, 11.1)."""
     hints = {h.name: h for h in negated_steps(parse("sm_80-mma-m16n8k16-f16-f16-c16-d16"))}
     negated = hints["negated-f16"]
     assert negated.width == 16 and negated.on_int(0x3C00) == 0xBC00
     assert negated.on_int(0xBC00) == 0x3C00 and negated.on_int(0x0000) == 0x0000
     assert negated.on_int(0x7FFF) == 0x7FFF and negated.on_int(0x7C00) == 0xFC00
-    chain = {h.name for h in negated_steps(parse("sm_80-mma-m8n8k4-f64-f64-c64-d64"))}
-    assert chain == {"negated-f64", "flipped-f64"}
+    tree = {h.name for h in negated_steps(parse("cdna1-mfma-4x4x2-bf16-bf16-c32-d32"))}
+    assert tree == {"negated-f32", "flipped-f32"}
+    loose, = negated_steps(parse("sm_80-mma-m8n8k4-f64-f64-c64-d64"))
+    assert loose.name == "negated-any-zero-f64" and loose.classes is not None
+    one, minus_one, sign = 0x3FF0000000000000, 0xBFF0000000000000, 1 << 63
+    assert loose.holds(one, minus_one) and not loose.holds(one, one)
+    assert loose.holds(0, 0) and loose.holds(0, sign) and loose.holds(sign, 0)
+    assert loose.free_values([sign, 0, minus_one]).tolist() == [1, 0, 1]
