@@ -110,6 +110,12 @@ class EngineSettings:
     word_relations: tuple[WordRelation, ...] = ()
     """Relations the caller declares between words (:mod:`.relations`), proposed after
     the engine's own."""
+    merge_first: float = 0.0
+    """Share of the row budget for a first attempt with no case split and no lemma: merge
+    what matches (by structure, then the sweep) and ask the outputs. Two runs of one
+    computation on inputs that agree once a few small nodes are shown equal (a sparse path
+    and its dense sibling on the selected lanes) become one DAG this way, while a split's
+    constants, put into the left run only, would keep them apart. 0: split first."""
     cut_sizes: tuple[int, ...] = (0, 64, 1024)
     """The local queries of a proposal, in turn: merged nodes whose cone has more than this
     many nodes are cut (0: every merged node below the pair); then, from the last of them,
@@ -350,6 +356,7 @@ class Sweep:
         self.matched: set[int] = set()
         self._model: dict[str, int] = {}
         self._index: dict[bytes, list[Node]] | None = None
+        self._twins: dict[int, Node] | None = None
         self._declared = {r.name: r for r in settings.word_relations}
         self.loose_vars: dict[str, tuple[Node, WordRelation]] = {}
         """Free variables of loose merges (name -> the right node, its relation)."""
@@ -481,6 +488,7 @@ class Sweep:
         self.matched -= dropped
         named = {node.id: (name, relation) for name, (node, relation) in self.loose_vars.items()}
         self.image.clear()
+        self._twins = None
         for node in self.right_only:
             p = self.merges.get(node.id)
             if node.id not in self.matched or p is None:
@@ -549,6 +557,9 @@ class Sweep:
         flag register there)."""
         if node.op == "var" or node.is_const:
             return None
+        twin = self._left_twin(node)
+        if twin is not None:
+            return _Proposal(twin, node, "equal")
         if self.sim.constant(node):
             if (node.id in self.selectors or (node.width in (None, 1) and self.case)) and \
                     "const" in self.settings.relations and \
@@ -580,6 +591,18 @@ class Sweep:
                 if best is None or score < best[0]:
                     best = (score, _Proposal(left, node, name))
         return best[1] if best else None
+
+    def _left_twin(self, node: Node) -> Node | None:
+        """The left node whose merged image ``node`` rebuilds to, if any: once its arguments
+        are merged, a right node computed as a left one is (the same computation on inputs
+        proved equal) is that node's twin, whichever other left node has its samples."""
+        if self._twins is None:
+            self._twins = {}
+            for left in self.left_nodes:
+                self._twins.setdefault(self.img(left).id, left)
+        if not all(a.id in self.matched or a.is_const or a.op == "var" for a in node.args):
+            return None
+        return self._twins.get(self._rebuilt(node).id)
 
     def _is_loose(self, relation: str) -> bool:
         declared = self._declared.get(relation)
@@ -854,8 +877,8 @@ class Sweep:
         """Decide the words of a chain of steps first, each as a lemma, bottom-up.
 
         A right node whose proposed partner is a word (:meth:`_lemma_candidate`), equal or
-        related by a loose relation, with another such word above or below it, or a word
-        computed from a product below an output word, is a step of a chain: a tree's
+        related by a loose relation, computed from a product, with another such word above
+        or below it or below an output word, is a step of a chain: a tree's
         leaves and nodes, an FMA chain's running value. Each is decided as a lemma with
         the words below it cut (:func:`_cut_lemma`), so every step is the step alone; the
         nodes inside a proved step are then no longer asked (:meth:`sweep` skips what no
@@ -874,6 +897,7 @@ class Sweep:
         barrier = {p.left.id for _, p in found if p.left is not None}
         words = [(node, p) for node, p in found if p.left is not None
                  and not _reads_product(p.left.args[0], barrier)]
+        words = [(node, p) for node, p in words if any(n.op == "mul" for n in walk([node]))]
         ids = {node.id for node, _ in words}
         output_word = any(_is_word(left) for left, _ in self.pairs)
         chained = set()
@@ -882,7 +906,7 @@ class Sweep:
             below = {n.id for n in cone} & ids - {node.id}
             if below:
                 chained |= below | {node.id}
-            if output_word and any(n.op == "mul" for n in cone):
+            if output_word:
                 chained.add(node.id)
         if DEBUG:
             print(f"[engine] words: {[(self.describe(p), n.id in chained) for n, p in words]}",
@@ -1335,6 +1359,17 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
     if early is not None:
         return early
     where = f" (case {case})" if case else ""
+    if settings.merge_first > 0 and depth == 0 and not case and not splits:
+        now = time.monotonic()
+        share = settings.merge_first * (settings.row_budget or settings.output_timeout)
+        until = now + share if stop_at is None else min(stop_at, now + share)
+        first = _prove(pairs, assumptions, samples, settings, cache, labels, worker, replay,
+                       stats, MAX_DEPTH, "", (), until, MAX_FOUND_SPLITS, False)
+        if DEBUG:
+            print(f"[engine] merge first: {first.result} in {time.monotonic() - now:.1f}s",
+                  flush=True)
+        if first.result != UNKNOWN:
+            return first
     specials_first = False
     if splits:
         twins = _twins(sweep, splits[0], settings, cache, worker, stats, depth, stop_at) \
@@ -1367,6 +1402,7 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
         if quick is not None:
             return quick
         sweep.image.clear()
+        sweep._twins = None
     t0 = time.monotonic()
     sweep.structural()
     sweep.word_lemmas()
@@ -1387,6 +1423,12 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
                  and not n.is_const and n.op != "var"]
         for p in sweep.undecided[:12]:
             print(f"[engine] undecided: {sweep.describe(p)}", flush=True)
+        live = sweep._live()
+        frontier = [n for n in loose if n.id in live and all(a.id in sweep.matched or a.is_const
+                                            or a.op == "var" for a in n.args)]
+        print("[engine] unmatched frontier:", ", ".join(
+            f"{n.id}:{n.op}/{n.width}({','.join(str(a.id) for a in n.args)})"
+            for n in frontier[:8]), flush=True)
         print("[engine] unmatched right nodes (top):", ", ".join(
             f"{n.id}:{n.op}/{n.width}{' const' if sweep.sim.constant(n) else ''}"
             for n in loose[-25:]), flush=True)
