@@ -245,6 +245,7 @@ BREAKERS = (
     Breaker("mxf4-no-c-merge", "C merge", "blockscaled.py",
             "product_group=16, c_dominant_group=16, group_c_merge=True",
             "product_group=16, c_dominant_group=16, group_c_merge=False", None,
+            kills=(("sparse-masking", "sparse-mxf4", 128),),
             keeps=(("permutation", "dense-mxf4", 64),)),
 )
 
@@ -458,13 +459,13 @@ KNOWN_GAPS = {
                       "chain reads the spec's quanta and is unknown on it (window refuted)",
     "sparse-pairs-high-odd-reversed": "no monolithic counterexample is declared (the "
                                       "masking query at an NVFP4 K does not finish); the "
-                                      "masking chain is refuted with replayed words",
+                                      "masking row is refuted with replayed words",
     "sparse-pairs-high-swapped": "a control: A and B lanes are selected alike, so swapping "
                                  "two compacted lanes only reorders an exact group sum; "
-                                 "masking stays true and its chain still proves",
-    "mxf4-no-c-merge": "no proved row states the MXF4 per-group C merge (k-group-carry "
-                       "leaves groups merged with C out, sparse-masking compares two runs "
-                       "under one merge rule); the vectors catch it",
+                                 "masking stays true and its row still proves",
+    "mxf4-no-c-merge": "no monolithic counterexample is declared; sparse-masking's dense "
+                       "side merges groups with C by section 4's rule (proofs/constants), "
+                       "the sparse side by the broken spec",
 }
 """Breakers no proved row can catch today, and why."""
 

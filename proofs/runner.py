@@ -38,7 +38,8 @@ from tcspec.spec.descriptor import Descriptor
 FAMILIES = ("tcspec.proofs.sparse", "tcspec.proofs.carry", "tcspec.proofs.permutation",
             "tcspec.proofs.sign", "tcspec.proofs.error_bound", "tcspec.proofs.compiler_facts",
             "tcspec.proofs.equals_reference", "tcspec.proofs.families.sign_symmetry",
-            "tcspec.proofs.families.unread_bits", "tcspec.proofs.families.lane_order")
+            "tcspec.proofs.families.unread_bits", "tcspec.proofs.families.lane_order",
+            "tcspec.proofs.families.sparse_masking")
 """The property family modules, one per family (DESIGN.md layout)."""
 
 DECIDED = (PROVED, REFUTED)

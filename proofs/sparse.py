@@ -1,25 +1,22 @@
-"""Sparse masking equivalence and non-interference (covers spec/sparse, spec/catalog's
-compact_sparse, spec/window, spec/blockscaled, spec/accumulate, spec/convert, spec/specials).
+"""Sparse masking of window paths and non-interference (covers spec/sparse, spec/catalog's
+compact_sparse, spec/window, spec/accumulate, spec/convert, spec/specials).
 
 SEMANTICS.md section 5: the metadata keeps some positions of each chunk of
 the logical K; disabled positions do not exist.
 
-- **Masking equivalence**: under legal metadata, the sparse word equals the
-  dense datapath on the full logical K with A and B zeroed at the disabled
-  positions. The mask, the slots (which logical position each compacted lane
+- **Masking equivalence** (window paths; block-scaled paths are a declaration on the
+  equivalence engine, :mod:`proofs.families.sparse_masking`): under legal metadata, the
+  sparse word equals the dense datapath on the full logical K with A and B zeroed at the
+  disabled positions. The mask, the slots (which logical position each compacted lane
   holds) and the legal selectors are computed here from the nibble bits and
   :mod:`proofs.constants`, not through ``spec/sparse.py``, so a nibble-order,
-  field-order or legality bug there cannot sit on both sides. Block-scaled
-  paths run the dense rules on the logical K with every scale block doubled
-  and the FP4 families' exact-sum groups doubled (NVFP4 4 -> 8, MXF4
-  16 -> 32); MXF8F6F4 keeps per-product truncation (groups of 1).
+  field-order or legality bug there cannot sit on both sides.
 - **Non-interference**: two inputs that agree on the active positions (and
   on C, scales and metadata) give the same word, whatever the disabled
   positions hold.
 
 Both are ``chain`` rows over ``build_dot``'s own DAGs: masking by
-:func:`masking_chain` (window paths) and :func:`block_masking_chain`
-(block paths), each cut at the stage values the two runs report and each
+:func:`masking_chain`, cut at the stage values the two runs report and each
 cut's relation proved on the real nodes first; non-interference by
 :func:`interference_chain`, cut at the compacted lanes.
 """
@@ -44,8 +41,6 @@ from tcspec.proofs.constants import (
     SPARSE_RULE,
     SUBNORMAL_FLOOR,
     block_family,
-    c_dominant_group,
-    product_group,
     scale_block,
 )
 from tcspec.proofs.core import (
@@ -68,8 +63,7 @@ from tcspec.proofs.core import (
 )
 from tcspec.proofs.cutpoints import Record, recorded
 from tcspec.smt.solve import free_variables
-from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
-from tcspec.spec.accumulate import exact_sum
+from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.blockscaled import BlockRules, block_scaled_dot
 from tcspec.spec.catalog import CATALOG, DotInputs, compact_sparse
@@ -83,8 +77,6 @@ from tcspec.spec.formats import (
 )
 
 SPARSE_PATHS = tuple(name for name, path in CATALOG.items() if path.descriptor.sparse)
-MASKING_REQUIRED = ("sparse-tf32", "sparse-bf16", "sparse-f16", "sparse-e4m3", "sparse-e2m1",
-                    "sparse-nvfp4", "sparse-mxf4", "sparse-mx-e4m3")
 NIBBLES_PER_WORD = 8
 LOWER_ONLY, UPPER_ONLY = 0x4, 0xE
 """The two tf32 selectors (section 5): keep the lower or the upper element of a pair."""
@@ -166,20 +158,26 @@ def masked(ops: Ops, lanes: Sequence[BV], mask: Sequence[Bool]) -> list[BV]:
 # -------------------------------------------------- the independent formulation
 
 
-def dense_rules(desc: Descriptor) -> BlockRules:
-    """The dense rules on the logical K (section 5: they run on the compacted K, so each
-    exact-sum group covers twice the logical lanes), written from section 4 in
+def block_rules(desc: Descriptor) -> BlockRules:
+    """Section 4's rules of ``desc``'s family on the compacted K, written in
     :mod:`proofs.constants`, never read from ``spec/``: the windows, the scale floor, the C
-    merge and the subnormal floor of the family, its FP4 exact-sum groups doubled (NVFP4
-    4 -> 8 and 16 -> 32, MXF4 16 -> 32); MXF8F6F4 keeps per-product truncation (groups of 1)."""
+    merge, the subnormal floor and the exact-sum groups."""
     family = block_family(desc)
-    doubled = 1 if PRODUCT_GROUP[family] == 1 and C_DOMINANT_GROUP[family] == 1 else 2
     return BlockRules(product_window=PRODUCT_WINDOW[family], scale_window=SCALE_WINDOW[family],
-                      c_window=C_WINDOW[family],
-                      product_group=doubled * PRODUCT_GROUP[family],
-                      c_dominant_group=doubled * C_DOMINANT_GROUP[family],
+                      c_window=C_WINDOW[family], product_group=PRODUCT_GROUP[family],
+                      c_dominant_group=C_DOMINANT_GROUP[family],
                       group_c_merge=GROUP_C_MERGE[family],
                       subnormal_floor=SUBNORMAL_FLOOR[family])
+
+
+def dense_rules(desc: Descriptor) -> BlockRules:
+    """:func:`block_rules` on the logical K (section 5: they run on the compacted K, so each
+    exact-sum group covers twice the logical lanes): the FP4 exact-sum groups doubled
+    (NVFP4 4 -> 8 and 16 -> 32, MXF4 16 -> 32); MXF8F6F4 keeps per-product truncation."""
+    rules = block_rules(desc)
+    doubled = 1 if rules.product_group == rules.c_dominant_group == 1 else 2
+    return dataclasses.replace(rules, product_group=doubled * rules.product_group,
+                               c_dominant_group=doubled * rules.c_dominant_group)
 
 
 def dense_block(desc: Descriptor) -> int:
@@ -801,663 +799,41 @@ def masking_chain(desc: Descriptor, k: int, keeps: Keeps = keeps_position
 # ------------------------------------------------- the block datapath, as a chain
 
 
-def _differ(ops: Ops, x: BV | Bool, y: BV | Bool) -> Bool:
-    if isinstance(x, BV):
-        return ops.ne(x, y)
-    return ops.xor_(x, y)
-
-
-def _block_relation(ops: Ops, runs: _MaskRuns, role: str, size: int, kept: int,
-                    per_lane: bool, part: range) -> list[Bool]:
-    """What the block ``units-relate`` proves of one path's units (``role``: groups, then
-    C): per lane as on window paths for groups of one product; else dense group ``g``
-    (``2G`` logical lanes) is sparse group ``g`` (the ``G`` lanes they compact to), sign
-    extended. ``part``: those chunks (groups of one) or groups, C's units with the first."""
-    dense, sparse = runs.dense["groups"][role], runs.sparse["groups"][role]
-    if per_lane:
-        facts = _unit_relation(ops, runs, dense, sparse, size, kept, part)
-    else:
-        facts = [ops.eq(dense[g], ops.sext(sparse[g], dense[g].width)) for g in part]
-        if part.start == 0:
-            facts.append(ops.eq(dense[-1], ops.sext(sparse[-1], dense[-1].width)))
-    if role == "c_units":
-        return [ops.implies(runs.sparse["block_choice"]["c_dominant"], f) for f in facts]
-    return facts
-
-
-def quanta_range(ops: Ops, desc: Descriptor, runs: _MaskRuns,
-                 which: Sequence[str] = ("product_units", "c_units"),
-                 part: range | None = None, per_lane: bool = False) -> list[Bool]:
-    """Where the chosen quanta lie, in both runs: for every nonzero product group, the
-    product quantum at least its top raw minus the product window (section 4) and below
-    :data:`QUANTUM_CEILING`; the C-dominant one too when that path is taken. ``which``
-    and ``part``: the groups of those paths (chunks of lanes for groups of one)."""
-    window = PRODUCT_WINDOW[block_family(desc)]
-    size, rule = sparse_rule(desc)
-    facts = []
-    for record, lanes in ((runs.dense, size), (runs.sparse, SPARSE_KEPT[rule])):
-        choice, groups = record["block_choice"], record["groups"]
-        for name, role, when in (("product_quantum", "product_units", ops.true()),
-                                 ("c_quantum", "c_units", choice["c_dominant"])):
-            if role not in which:
-                continue
-            q = choice[name]
-            chosen = groups[role.replace("units", "groups")]
-            if part is not None:
-                step = lanes if per_lane else 1
-                chosen = chosen[step * part.start:step * part.stop]
-            facts += [ops.implies(ops.and_(when, group.nonzero), ops.and_(
-                ops.sge(q, ops.sub(group.top_raw, window)), ops.slt(q, QUANTUM_CEILING)))
-                for group in chosen]
-    return facts
-
-
-GROUP_KEYS = {"product_units": "product_groups", "c_units": "c_groups"}
-
-
-def group_pairs(runs: _MaskRuns, role: str, part: range) -> list[tuple[Any, Any]]:
-    """The (dense, sparse) exact group sums of ``role``'s path, groups ``part``."""
-    key = GROUP_KEYS[role]
-    pairs = list(zip(runs.dense["groups"][key], runs.sparse["groups"][key]))
-    return pairs[part.start:part.stop]
-
-
-def chunk_sums(ops: Ops, dense: Any, sparse: Any, size: int, kept: int
-               ) -> tuple[list[tuple[BV, BV]], int]:
-    """Each sparsity chunk's partial sum in both runs' group sums (``size`` logical lanes of
-    the dense group, the ``kept`` they compact to), and a bound ``B`` on every sparse one.
-
-    ``ops.sum`` is a balanced tree, so with power-of-two groups these are nodes of the
-    group's own sum (checked on the traced DAG); with every element below ``2^(W-1)/G`` (a
-    group of ``G`` in ``W`` bits), a chunk of ``kept`` is below ``B = kept 2^(W-1)/G`` and
-    the group's ``G/kept`` chunks cannot wrap."""
-    count = len(dense.placed) // size
-    if count * kept != len(sparse.placed) or count & (count - 1):
-        raise InternalError(f"group of {len(sparse.placed)} is not {count} chunks of {kept}")
-    pairs = [(ops.sum(list(dense.placed[size * c:size * (c + 1)])),
-              ops.sum(list(sparse.placed[kept * c:kept * (c + 1)]))) for c in range(count)]
-    if isinstance(ops, TraceOps):
-        cones = [set(n.id for n in walk([g.total.node])) for g in (dense, sparse)]
-        if any(x.node.id not in cones[0] or y.node.id not in cones[1] for x, y in pairs):
-            raise InternalError("a chunk's partial sum is not a node of its group's sum")
-    width, group = sparse.total.width, len(sparse.placed)
-    return pairs, kept << (width - 1 - (group - 1).bit_length())
-
-
-def below_power(ops: Ops, mag: BV, shift: BV) -> Bool:
-    """``mag < 2^shift`` (``mag`` unsigned, ``shift`` signed)."""
-    width = mag.width + 1
-    k = ops.resize_signed(shift, max(shift.width, width.bit_length() + 1))
-    one = ops.shl(ops.const(1, width), ops.resize_signed(k, width))
-    return ops.ite(ops.sge(k, mag.width), ops.true(),
-                   ops.ite(ops.slt(k, 0), ops.eq(mag, 0), ops.ult(ops.zext(mag, width), one)))
-
-
-def group_bounded(ops: Ops, group: Any) -> Bool:
-    """The static bound of a group sum (spec/blockscaled ``GroupSum``, section 4):
-    ``|value| < 2^(top_raw + excess)`` when a product of the group is nonzero, else 0."""
-    shift = ops.sub(ops.add(group.top_raw, group.excess), group.exponent)
-    return ops.ite(group.nonzero, below_power(ops, group.mag, shift), ops.eq(group.mag, 0))
-
-
-def pair_sums(ops: Ops, runs: _MaskRuns, dense: Any, sparse: Any, group: int, size: int,
-              kept: int) -> tuple[list[tuple[list[BV], list[BV], list[list[Bool]]]], int]:
-    """For the ``pairs`` rule (section 5: a chunk of 8 keeps two of its 4 pairs), each chunk
-    of group ``group``: its 4 dense pair sums, its 2 sparse pair sums (the first level of
-    each group's balanced adder tree) and, per sparse pair, which dense pair its slots hold;
-    and a bound on every sparse pair sum (half the chunk bound of :func:`chunk_sums`)."""
-    _, bound = chunk_sums(ops, dense, sparse, size, kept)
-    first = group * len(sparse.placed)
-    chunks = []
-    for c in range(len(sparse.placed) // kept):
-        d = [ops.sum(list(dense.placed[size * c + 2 * j:size * c + 2 * j + 2]))
-             for j in range(size // 2)]
-        sp = [ops.sum(list(sparse.placed[kept * c + 2 * t:kept * c + 2 * t + 2]))
-              for t in range(kept // 2)]
-        held = [[runs.slots[first + kept * c + 2 * t][2 * j] for j in range(size // 2)]
-                for t in range(kept // 2)]
-        chunks.append((d, sp, held))
-    return chunks, bound // 2
-
-
-def held_pair(ops: Ops, pairs: Sequence[BV], held: Sequence[Sequence[Bool]], j: int,
-              width: int) -> BV:
-    """Dense pair ``j`` as the slots say: the sparse pair that holds it (sign extended), else 0."""
-    value = ops.const(0, width)
-    for t in reversed(range(len(pairs))):
-        value = ops.ite(held[t][j], ops.sext(pairs[t], width), value)
-    return value
-
-
-def _within(ops: Ops, x: BV, bound: int) -> Bool:
-    """``-bound < x < bound`` for signed ``x`` (a bound past its width only excludes the
-    minimum, or nothing)."""
-    half = 1 << (x.width - 1)
-    if bound > half:
-        return ops.true()
-    return ops.ne(x, -half) if bound == half else ops.and_(ops.sgt(x, -bound),
-                                                           ops.slt(x, bound))
-
-
-def block_masking_chain(desc: Descriptor, k: int) -> tuple[list[Query], str]:
-    """Masking of a block path as a chain over ``build_dot``'s sparse DAG and the dense
-    rules' DAG on the logical K (:func:`masked_dense`), cut at their stage values.
-
-    ``chunk-maxima-agree`` and ``chunk-maxima-bound``, one chunk a query: each
-    chunk's maximum product raw is equal in both runs, and bounds the chunk's
-    raws; P of each run is the balanced tree over those maxima (checked);
-    ``maxima-agree``: with the chunk maxima cut, P, S, "some product is
-    nonzero", the path choice and both quanta agree. ``quanta-range`` (chunk
-    maxima cut, each bounding its chunk's raws): the quanta lie where section
-    4 puts them (:func:`quanta_range`).
-    For groups of several products, queries first cut the group sums:
-    ``pairs-sum-alike`` (for the FP4 ``pairs`` rule: each dense pair sum, on
-    the first level of the group's own balanced adder tree, is the sparse
-    pair sum whose slots hold it, or 0; each sparse one bounded),
-    ``chunks-sum-alike`` (with those cut: each sparsity chunk's partial sum, a
-    node of the same tree, is the sparse one's sign extended, and bounded),
-    ``totals-agree`` (with those partial sums one free variable per chunk,
-    the group sums agree) and ``totals-bounded`` (each sparse group sum
-    is below ``2^(top_raw + excess)``, or 0 for a group of zeros).
-    ``units-relate`` (the choice, both quanta and S one free set, under that
-    range; products cut for groups of one; group sums cut, under their bounds,
-    for larger groups, and then the chunk maxima too, each bounding its
-    chunk's raws): each path's units of every group (of every lane, for
-    groups of one product) on the dense side are those of the sparse group
-    (lane) they correspond to, C's too. ``word-equal``: the violation with
-    every unit, the choice, the quanta, S and the special flags cut under
-    exactly those relations; D then reads no A or B word (checked). With MXF4's
-    subnormal floor, ``kept-alike`` (units cut: each group's kept units, dense the sparse
-    sign extended) and ``floor-sums-alike`` (kept units cut: so is the floored sum) come
-    first, and ``word-equal`` cuts the floored sum too. A unit that
-    is one node in both runs (C's units at the C-dominant quantum, a function
-    of C alone) takes the dense side's variable; the sparse side's is then only
-    bound by the relations, which hold.
-    """
-    size, rule = sparse_rule(desc)
-    kept = SPARSE_KEPT[rule]
-    per_lane = product_group(desc) == 1
-    variables = layout_variables(desc, k)
-    chosen = ("c_dominant", "c_quantum", "product_quantum", "scale_max")
-    maxima = ("max_raw", "any_product", *chosen)
-    roles = ("product_units", "c_units")
-    if per_lane:
-        per = max(1, LANES_PER_UNIT_QUERY // size)
-        parts = [(roles, range(i, min(i + per, k // size))) for i in range(0, k // size, per)]
-    else:
-        parts = []
-        for role, group in (("product_units", product_group(desc)),
-                            ("c_units", c_dominant_group(desc))):
-            count, per = (k // 2) // group, max(1, PRODUCTS_PER_UNIT_QUERY // group)
-            parts += [((role,), range(i, min(i + per, count))) for i in range(0, count, per)]
-
-    per_chunks = max(1, LANES_PER_UNIT_QUERY // size)
-    chunk_parts = [range(i, min(i + per_chunks, k // size))
-                   for i in range(0, k // size, per_chunks)]
-
-    def runs_of(ops: Ops, values: Variables) -> _MaskRuns:
-        return mask_runs(ops, desc, k, values)
-
-    def choice(runs: _MaskRuns) -> list[tuple[Any, Any]]:
-        return [(runs.dense["block_choice"][n], runs.sparse["block_choice"][n]) for n in maxima]
-
-    def choice_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
-        """The path choice, both quanta and S of both runs one shared free set (sound by
-        ``maxima-agree``)."""
-        stand_in = {}
-        for name in chosen:
-            x, y = runs.dense["block_choice"][name], runs.sparse["block_choice"][name]
-            shared = (shared_flag(ops, f"cut!{name}") if name == "c_dominant" else
-                      ops.variable(f"cut!{name}", x.width))
-            stand_in[x.node.id] = stand_in[y.node.id] = shared.node
-        return stand_in
-
-    def possible(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        runs = runs_of(ops, values)
-        return runs.hypothesis, {**_meta_words(dot_inputs(desc, k, values)),
-                                 "sparse": runs.d_sparse, "masked_dense": runs.d_dense}
-
-    def violation(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        runs = runs_of(ops, values)
-        return runs.violation(ops), {"sparse": runs.d_sparse, "masked_dense": runs.d_dense}
-
-    def agree(pairs: Callable[[_MaskRuns], list[tuple[Any, Any]]]) -> QueryBody:
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            differ = ops.any_(_differ(ops, x, y) for x, y in pairs(runs))
-            return ops.and_(runs.hypothesis, differ), {}
-
-        return body
-
-    def block_maxima(ops: Ops, runs: _MaskRuns
-                     ) -> tuple[list[list[BV]], list[list[list[BV]]]] | None:
-        """Both runs' chunk maxima and candidates (:func:`chunk_maxima`), or ``None``."""
-        found = [chunk_maxima(ops, record["products"]["products"], lanes,
-                              record["block_choice"]["max_raw"])
-                 for record, lanes in ((runs.dense, size), (runs.sparse, kept))]
-        if found[0] is None or found[1] is None:
-            return None
-        return [found[0][0], found[1][0]], [found[0][1], found[1][1]]
-
-    def chunks_agree(part: range, bound: bool) -> QueryBody:
-        """Violation: a chunk maximum of ``part`` differs between the runs, or (``bound``)
-        does not bound its chunk's raws (:func:`bounded`)."""
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            found = block_maxima(ops, runs)
-            if found is None:
-                raise InternalError(f"{desc.name}: P is no longer the tree of chunk maxima")
-            maxima, candidates = found
-            if bound:
-                bad = ops.not_(ops.all_(bounded(ops, maxima, candidates, part)))
-            else:
-                bad = ops.any_(ops.ne(maxima[0][c], maxima[1][c]) for c in part)
-            return ops.and_(runs.hypothesis, bad), {}
-
-        return body
-
-    def maxima_agree(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        runs = runs_of(ops, values)
-        bad = ops.and_(runs.hypothesis,
-                       ops.any_(_differ(ops, x, y) for x, y in choice(runs)))
-        found = block_maxima(ops, runs)
-        if not isinstance(ops, TraceOps) or found is None:
-            return bad, {}
-        stand_in = maxima_cut(ops, found[0])
-        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
-        return ops.wrap_bool(cut), {}
-
-    def covered_chunks(runs: _MaskRuns, which: tuple[str, ...], part: range) -> range:
-        """The sparsity chunks whose lanes the groups ``part`` of ``which``'s path cover
-        (``part`` itself counts chunks on paths of single products)."""
-        if per_lane:
-            return part
-        group = len(group_pairs(runs, which[0], part)[0][1].placed)
-        return range(part.start * group // kept, part.stop * group // kept)
-
-    def in_range(which: tuple[str, ...], part: range) -> QueryBody:
-        """The range facts, with the chunk maxima cut, every maximum below the ceiling and
-        every candidate of the chunks the groups cover at most its chunk's maximum (proved
-        by ``chunk-maxima-agree`` and ``chunk-maxima-bound``)."""
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            facts = quanta_range(ops, desc, runs, which, part, per_lane)
-            bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(facts)))
-            found = block_maxima(ops, runs)
-            if not isinstance(ops, TraceOps) or found is None:
-                return bad, {}
-            maxima, candidates = found
-            premises = ops.all_([*bounded(ops, maxima, candidates,
-                                          covered_chunks(runs, which, part)),
-                                 *(ops.slt(top, QUANTUM_CEILING) for run in maxima
-                                   for top in run)])
-            stand_in = maxima_cut(ops, maxima)
-            (cut,), _ = cut_nodes([ops.and_(premises, bad).node], lambda n: stand_in.get(n.id),
-                                  ops=ops)
-            return ops.wrap_bool(cut), {}
-
-        return body
-
-    by_pairs = rule == "pairs"
-
-    def pairs_of(ops: Ops, runs: _MaskRuns, which: tuple[str, ...], part: range
-                 ) -> list[tuple[tuple[list[BV], list[BV], list[list[Bool]]], int]]:
-        return [(chunk, bound) for role in which
-                for g, (dense, sparse) in enumerate(group_pairs(runs, role, part))
-                for chunks, bound in [pair_sums(ops, runs, dense, sparse, part.start + g,
-                                                size, kept)]
-                for chunk in chunks]
-
-    def pairs_sum_alike(which: tuple[str, ...], part: range) -> QueryBody:
-        """Each dense pair sum is the sparse pair sum whose slots hold it (0 if none), and
-        every sparse pair sum is within the bound of :func:`pair_sums`."""
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            facts = []
-            for (d, sp, held), bound in pairs_of(ops, runs, which, part):
-                facts += [ops.eq(x, held_pair(ops, sp, held, j, x.width))
-                          for j, x in enumerate(d)]
-                facts += [_within(ops, y, bound) for y in sp]
-            return ops.and_(runs.hypothesis, ops.not_(ops.all_(facts))), {}
-
-        return body
-
-    def chunks_sum_alike(which: tuple[str, ...], part: range) -> QueryBody:
-        """Each chunk's partial sum of the dense group is the sparse one's, sign extended,
-        and within the bound of :func:`chunk_sums` (for the ``pairs`` rule with the pair
-        sums cut: each sparse one free under its bound, each dense one :func:`held_pair`)."""
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            facts = []
-            for role in which:
-                for dense, sparse in group_pairs(runs, role, part):
-                    pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
-                    facts += [ops.and_(ops.eq(x, ops.sext(y, x.width)), _within(ops, y, bound))
-                              for x, y in pairs]
-            bad = ops.and_(runs.hypothesis, ops.not_(ops.all_(facts)))
-            if not by_pairs or not isinstance(ops, TraceOps):
-                return bad, {}
-            stand_in: dict[int, Node] = {}
-            premises = []
-            for n, ((d, sp, held), bound) in enumerate(pairs_of(ops, runs, which, part)):
-                free = [ops.variable(f"cut!pair{n}!{t}", y.width) for t, y in enumerate(sp)]
-                premises += [_within(ops, v, bound) for v in free]
-                for y, v in zip(sp, free):
-                    stand_in[y.node.id] = v.node
-                for j, x in enumerate(d):
-                    stand_in[x.node.id] = held_pair(ops, free, held, j, x.width).node
-            (cut,), _ = cut_nodes([ops.and_(bad, *premises).node],
-                                  lambda node: stand_in.get(node.id), ops=ops)
-            return ops.wrap_bool(cut), {}
-
-        return body
-
-    def sums_cut(ops: TraceOps, runs: _MaskRuns, which: tuple[str, ...], part: range,
-                 level: str) -> tuple[dict[int, Node], list[Bool]]:
-        """Both runs' chunk sums (``level="chunk"``) or group sums (``"group"``) of the
-        groups in ``part`` one free variable each, the dense one its sign extension, under
-        the bound ``chunks-sum-alike`` (or ``totals-agree``) proved."""
-        stand_in: dict[int, Node] = {}
-        premises = []
-        for role in which:
-            for g, (dense, sparse) in enumerate(group_pairs(runs, role, part)):
-                if level == "group":
-                    pairs, bound = [(dense.total, sparse.total)], 1 << (sparse.total.width - 1)
-                else:
-                    pairs, bound = chunk_sums(ops, dense, sparse, size, kept)
-                for c, (x, y) in enumerate(pairs):
-                    free = ops.variable(f"cut!{role}!{level}{part.start + g}!{c}", y.width)
-                    stand_in[x.node.id] = ops.sext(free, x.width).node
-                    stand_in[y.node.id] = free.node
-                    premises.append(_within(ops, free, bound))
-        return stand_in, premises
-
-    def totals_agree(which: tuple[str, ...], part: range) -> QueryBody:
-        """With the chunk sums cut, each dense group sum is the sparse one's, sign extended,
-        and the sparse one is not the minimum of its width."""
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            if not isinstance(ops, TraceOps):
-                return runs.violation(ops), {}
-            facts = [ops.and_(ops.eq(d.total, ops.sext(sp.total, d.total.width)),
-                              _within(ops, sp.total, 1 << (sp.total.width - 1)))
-                     for role in which for d, sp in group_pairs(runs, role, part)]
-            stand_in, premises = sums_cut(ops, runs, which, part, "chunk")
-            bad = ops.and_(runs.hypothesis, *premises, ops.not_(ops.all_(facts)))
-            (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
-            return ops.wrap_bool(cut), {}
-
-        return body
-
-    def bounds_of(ops: Ops, runs: _MaskRuns, which: tuple[str, ...], part: range
-                  ) -> list[Bool]:
-        """The sparse groups' bounds (the dense ones follow: ``totals-agree`` makes each
-        dense sum the sparse one, and ``units-relate`` sees both groups' products)."""
-        return [group_bounded(ops, sparse) for role in which
-                for _, sparse in group_pairs(runs, role, part)]
-
-    def totals_bounded(which: tuple[str, ...], part: range) -> QueryBody:
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            return ops.and_(runs.hypothesis,
-                            ops.not_(ops.all_(bounds_of(ops, runs, which, part)))), {}
-
-        return body
-
-    def units_relate(which: tuple[str, ...], part: range) -> QueryBody:
-        def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-            runs = runs_of(ops, values)
-            if not isinstance(ops, TraceOps):
-                return runs.violation(ops), {}
-            facts = [fact for role in which for fact in _block_relation(
-                ops, runs, role, size, kept, per_lane, part)]
-            stand_in, premises = ({}, []) if per_lane else sums_cut(ops, runs, which, part,
-                                                                   "group")
-            if not per_lane:
-                premises += bounds_of(ops, runs, which, part)
-            bad = ops.and_(runs.hypothesis, *premises,
-                           *quanta_range(ops, desc, runs, which, part, per_lane),
-                           ops.not_(ops.all_(facts)))
-            stand_in.update(choice_cut(ops, runs))
-            found = None if per_lane else block_maxima(ops, runs)
-            if found is not None:
-                maxima, candidates = found
-                bad = ops.and_(bad, *bounded(ops, maxima, candidates,
-                                             covered_chunks(runs, which, part)))
-                stand_in.update(maxima_cut(ops, maxima))
-            (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
-            return ops.wrap_bool(cut), {}
-
-        return body
-
-    def units_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
-        """The path choice cut and every unit free under the relations ``units-relate``
-        proved (groups of one: per lane; larger groups: the dense group's units the sparse
-        one's sign extended, C-dominant ones only on that path)."""
-        stand_in = choice_cut(ops, runs)
-        premises = []
-        c_path = ops.wrap_bool(stand_in[runs.sparse["block_choice"]["c_dominant"].node.id])
-        for role in roles:
-            dense, sparse = runs.dense["groups"][role], runs.sparse["groups"][role]
-            free_sparse = [ops.variable(f"cut!{role}!sparse{i}", u.width)
-                           for i, u in enumerate(sparse)]
-            if per_lane:
-                free_dense = [ops.variable(f"cut!{role}!dense{j}", u.width)
-                              for j, u in enumerate(dense)]
-                relation = _unit_relation(ops, runs, free_dense, free_sparse, size, kept)
-                premises += ([ops.implies(c_path, f) for f in relation] if role == "c_units"
-                             else relation)
-            else:
-                free_dense = [ops.sext(x, u.width) for x, u in zip(free_sparse, dense)]
-                if role == "c_units":
-                    free_dense = [ops.ite(c_path, x, ops.variable(f"cut!{role}!other{g}",
-                                                                  x.width))
-                                  for g, x in enumerate(free_dense)]
-            for real, free in [*zip(dense, free_dense), *zip(sparse, free_sparse)]:
-                stand_in.setdefault(real.node.id, free.node)
-        return stand_in, premises
-
-    def specials_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
-        stand_in = {}
-        for f, x, y in runs.specials():
-            shared = ops.bool_variable(f"cut!{f}")
-            stand_in[x.node.id] = stand_in[y.node.id] = shared.node
-        return stand_in
-
-    def paths(ops: TraceOps, runs: _MaskRuns) -> list[SumPath]:
-        """Both paths' units and sums; the C-dominant one read on that path only."""
-        c_path = shared_flag(ops, "cut!c_dominant")
-        return [SumPath(runs.dense["groups"][role], runs.sparse["groups"][role],
-                        runs.dense["groups"][total], runs.sparse["groups"][total], when)
-                for role, total, when in (("product_units", "product_total", None),
-                                          ("c_units", "c_total", c_path))]
-
-    def rest_cut(ops: TraceOps, runs: _MaskRuns) -> dict[int, Node]:
-        return {**choice_cut(ops, runs), **specials_cut(ops, runs)}
-
-    def floor_sums(ops: Ops, runs: _MaskRuns) -> list[BV]:
-        """Both runs' sums of the units the subnormal floor keeps (section 4), the dense
-        run's first: ``exact_sum`` over them gives back the DAG's own nodes."""
-        return [exact_sum(ops, [*record["floor"]["kept"], record["groups"]["product_units"][-1]])
-                for record in (runs.dense, runs.sparse)]
-
-    def kept_pairs(runs: _MaskRuns) -> list[tuple[BV, BV]]:
-        return list(zip(runs.dense["floor"]["kept"], runs.sparse["floor"]["kept"]))
-
-    def kept_alike(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        """With the units and the path choice cut (``units-relate``), each group's units
-        the floor keeps (or 0) on the dense side are the sparse group's, sign extended."""
-        runs = runs_of(ops, values)
-        if not isinstance(ops, TraceOps):
-            return runs.violation(ops), {}
-        stand_in, premises = units_cut(ops, runs)
-        bad = ops.and_(runs.hypothesis, *premises, ops.any_(
-            ops.ne(d, ops.sext(sp, d.width)) for d, sp in kept_pairs(runs)))
-        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
-        return ops.wrap_bool(cut), {}
-
-    def floor_sums_alike(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        """With the units, the path choice and the kept units cut (``kept-alike``), the
-        dense floored sum is the sparse one sign extended."""
-        runs = runs_of(ops, values)
-        if not isinstance(ops, TraceOps):
-            return runs.violation(ops), {}
-        dense, sparse = floor_sums(ops, runs)
-        stand_in, premises = units_cut(ops, runs)
-        for g, (d, sp) in enumerate(kept_pairs(runs)):
-            free = ops.variable(f"cut!kept{g}", sp.width)
-            stand_in[d.node.id], stand_in[sp.node.id] = ops.sext(free, d.width).node, free.node
-        bad = ops.and_(runs.hypothesis, *premises, ops.ne(dense, ops.sext(sparse, dense.width)))
-        (cut,), _ = cut_nodes([bad.node], lambda n: stand_in.get(n.id), ops=ops)
-        return ops.wrap_bool(cut), {}
-
-    def whole_cut(ops: TraceOps, runs: _MaskRuns) -> tuple[dict[int, Node], list[Bool]]:
-        stand_in, premises = units_cut(ops, runs)
-        if floored:
-            dense, sparse = floor_sums(ops, runs)
-            free = ops.variable("cut!floor_sum", sparse.width)
-            stand_in[dense.node.id], stand_in[sparse.node.id] = (ops.sext(free, dense.width).node,
-                                                                 free.node)
-        return {**stand_in, **specials_cut(ops, runs)}, premises
-
-    def label(which: tuple[str, ...], part: range) -> str:
-        if per_lane:
-            return f"lanes {size * part.start}-{size * part.stop - 1}"
-        path = "product" if which == ("product_units",) else "C-dominant"
-        return f"{path} groups {part.start}-{part.stop - 1}"
-
-    def unit_pairs(runs: _MaskRuns) -> list[tuple[list[BV], list[BV]]]:
-        return [(runs.dense["groups"][role], runs.sparse["groups"][role]) for role in roles]
-
-    by_dag = unit_queries(desc, variables, runs_of, unit_pairs, choice_cut,
-                          [part for _, part in parts] if per_lane else [],
-                          lambda part: label(roles, part), violation)
-
-    ops = TraceOps()
-    traced = runs_of(ops, {n: ops.variable(n, w) for n, w in variables})
-    tree = block_maxima(ops, traced) is not None
-    floored = not per_lane and all("floor" in record for record in (traced.dense, traced.sparse))
-    if floored:
-        dense_floor, sparse_floor = floor_sums(ops, traced)
-        floored = dense_floor.width >= sparse_floor.width
-    queries = [hypothesis_query(variables, possible),
-               Query("specials-agree", "forall", variables,
-                     agree(lambda runs: [(x, y) for _, x, y in runs.specials()]),
-                     lift=violation),
-               *(Query(f"chunk-maxima-{'bound' if bound else 'agree'} (lanes "
-                       f"{size * c}-{size * c + size - 1})", "forall", variables,
-                       chunks_agree(range(c, c + 1), bound), lift=violation)
-                 for c in (range(k // size) if tree else []) for bound in (False, True)),
-               Query("maxima-agree (chunk maxima cut)", "forall", variables, maxima_agree,
-                     lift=violation, cut_at="the chunk maxima"),
-               *(query for part in parts for query in by_dag.get(part[1], [])),
-               *(Query(f"quanta-range ({label(*part)})", "forall", variables, in_range(*part),
-                       lift=violation) for part in parts if part[1] not in by_dag),
-               *(query for part in parts if part[1] not in by_dag for query in (
-                   [] if per_lane else [
-                       *([Query(f"pairs-sum-alike ({label(*part)})", "forall", variables,
-                                pairs_sum_alike(*part), lift=violation)] if by_pairs else []),
-                       Query(f"chunks-sum-alike ({'pair sums cut, ' if by_pairs else ''}"
-                             f"{label(*part)})", "forall", variables, chunks_sum_alike(*part),
-                             lift=violation, cut_at="the pair sums" if by_pairs else ""),
-                       Query(f"totals-agree (chunk sums cut, {label(*part)})", "forall",
-                             variables, totals_agree(*part), cut_at="the chunk sums"),
-                       Query(f"totals-bounded ({label(*part)})", "forall", variables,
-                             totals_bounded(*part), lift=violation)]) + [
-                   Query(f"units-relate (choice{'' if per_lane else ', group sums'} cut, "
-                         f"{label(*part)})", "forall", variables, units_relate(*part),
-                         cut_products=per_lane, cut_at="the path choice")]),
-               *(tree_queries(desc, variables, runs_of, paths, units_cut, rest_cut, chunk_parts,
-                              "path choice, special flags") if per_lane else
-                 [*([Query("kept-alike (units, path choice cut)", "forall", variables,
-                            kept_alike, lift=violation, cut_at="the units"),
-                     Query("floor-sums-alike (units, kept units, path choice cut)", "forall",
-                           variables, floor_sums_alike, lift=violation,
-                           cut_at="the units the floor keeps")] if floored else []),
-                  word_equal_query(desc, variables, runs_of, whole_cut,
-                                   "units, floored sum, path choice, special flags" if floored
-                                   else "units, path choice, special flags")])]
-    return queries, ("two runs: build_dot (sparse) and the dense rules on the logical K ("
-                     f"{_block_detail(desc)}) with A and B zeroed where the nibble mask is "
-                     "clear, cut at the chunk maxima, the path choice, the units their groups "
-                     "stages report and their special flags: each cut's relation is proved "
-                     "on the real nodes first")
-
-
-PRODUCTS_PER_UNIT_QUERY = 4
-"""A block ``units-relate`` query covers the groups of at most this many compacted lanes (at
-least one group). With its group sums cut, one NVFP4 group takes 0.2 s and one MXF4 group of
-16 with its C merge 21 s (uncut: 60 s, and no answer in 120 s)."""
-
-
 def masking_cover(desc: Descriptor, k: int) -> list[str]:
-    """The counts the masking chains cover, against both traced runs (issue 30): the slots of
-    every chunk (section 5), each run's product terms and units (window paths: one per lane
-    and C's; block paths: one per group of each path and C's, the groups of
-    :mod:`proofs.constants`' sizes on the compacted K and twice that on the logical K, or one
-    per lane for groups of one product). The chains' per-chunk and per-group queries are
-    issued for those counts, and their cuts replace every unit the runs report: a run with
-    more (or fewer) units or groups than the queries cover is not proved."""
+    """The counts the window masking chain covers, against both traced runs (issue 30): the
+    slots of every chunk (section 5), each run's product terms and aligned units (one per
+    lane and C's). The chain's per-chunk queries are issued for those counts, and their cuts
+    replace every unit the runs report: a run with more (or fewer) units than the queries
+    cover is not proved."""
     size, rule = sparse_rule(desc)
     kept = SPARSE_KEPT[rule]
     ops = TraceOps()
     runs = mask_runs(ops, desc, k, {n: ops.variable(n, w) for n, w in layout_variables(desc, k)})
     compacted = kept * (k // size)
-    counts = [("slots (kept lanes of every chunk)", compacted, len(runs.slots))]
-    if desc.family == "window":
-        counts += [
-            ("dense aligned units (logical lanes and C)", k + 1,
-             len(runs.dense["align"]["units"])),
-            ("sparse aligned units (compacted lanes and C)", compacted + 1,
-             len(runs.sparse["align"]["units"])),
-            ("dense terms (logical lanes and C)", k + 1, len(runs.dense["products"]["terms"])),
-            ("sparse terms (compacted lanes and C)", compacted + 1,
-             len(runs.sparse["products"]["terms"]))]
-        return cover_mismatches(counts)
-    counts += [("dense products (logical lanes)", k, len(runs.dense["products"]["products"])),
-               ("sparse products (compacted lanes)", compacted,
-                len(runs.sparse["products"]["products"]))]
-    per_lane = product_group(desc) == 1
-    for role, group in (("product_units", product_group(desc)),
-                        ("c_units", c_dominant_group(desc))):
-        path = "product" if role == "product_units" else "C-dominant"
-        if per_lane:
-            counts += [(f"dense {path} units (logical lanes and C)", k + 1,
-                        len(runs.dense["groups"][role])),
-                       (f"sparse {path} units (compacted lanes and C)", compacted + 1,
-                        len(runs.sparse["groups"][role]))]
-            continue
-        count = compacted // group
-        for side, record, lanes in (("dense", runs.dense, 2 * group),
-                                    ("sparse", runs.sparse, group)):
-            groups = record["groups"][GROUP_KEYS[role]]
-            counts += [(f"{side} {path} groups (section 4: {lanes} lanes each)", count,
-                        len(groups)),
-                       (f"{side} {path} units (groups and C)", count + 1,
-                        len(record["groups"][role])),
-                       (f"{side} {path} lanes in its groups", count * lanes,
-                        sum(len(g.placed) or 1 for g in groups))]
+    counts = [("slots (kept lanes of every chunk)", compacted, len(runs.slots)),
+              ("dense aligned units (logical lanes and C)", k + 1,
+               len(runs.dense["align"]["units"])),
+              ("sparse aligned units (compacted lanes and C)", compacted + 1,
+               len(runs.sparse["align"]["units"])),
+              ("dense terms (logical lanes and C)", k + 1, len(runs.dense["products"]["terms"])),
+              ("sparse terms (compacted lanes and C)", compacted + 1,
+               len(runs.sparse["products"]["terms"]))]
     return cover_mismatches(counts)
 
 
 def check_masking(desc: Descriptor, k: int, settings: Settings) -> Row:
-    chain = masking_chain if desc.family == "window" else block_masking_chain
+    """A window path's masking row as a chain (block paths: the engine family,
+    :mod:`proofs.families.sparse_masking`)."""
+    if desc.family != "window":
+        raise ValueError(f"the masking chain is stated for window paths, not {desc.name}")
     mismatches = masking_cover(desc, k)
     if mismatches:
-        detail = ("two runs: build_dot (sparse) and the dense datapath on the logical K"
-                  + (f" ({_block_detail(desc)})" if desc.family == "block" else ""))
-        return uncovered_row("sparse-masking", desc, k, mismatches, CHAIN, detail)
-    queries, detail = chain(desc, k)
+        return uncovered_row("sparse-masking", desc, k, mismatches, CHAIN,
+                             "two runs: build_dot (sparse) and the dense datapath on the "
+                             "logical K")
+    queries, detail = masking_chain(desc, k)
     row = check_queries("sparse-masking", desc, k, queries, settings, CHAIN, detail)
     return lift_refuted(row, masking_query(desc, k), settings)
-
-
-def _block_detail(desc: Descriptor) -> str:
-    rules = dense_rules(desc)
-    return (f"dense rules on the logical K from proofs/constants.py (SEMANTICS.md sections 4 "
-            f"and 5): scale block {dense_block(desc)}, product groups {rules.product_group}, "
-            f"C-dominant groups {rules.c_dominant_group}, windows {rules.product_window}/"
-            f"{rules.c_window}/{rules.scale_window}")
 
 
 # ---------------------------------------------------------- non-interference
@@ -1578,12 +954,6 @@ def is_sparse(desc: Descriptor) -> bool:
 
 
 PROPERTIES = [
-    Property("sparse-masking", "sparse equals the dense datapath on the logical K with A and "
-             "B zeroed at disabled positions (mask from the nibble bits)",
-             ("spec.sparse", "spec.catalog", "spec.window", "spec.blockscaled",
-              "spec.accumulate", "spec.convert", "spec.specials"),
-             MASKING_REQUIRED, is_sparse, check_masking,
-             fast=(("sparse-tf32", 4),)),
     Property("sparse-non-interference", "inputs agreeing on the active positions (and C, "
              "scales, metadata) give the same word",
              ("spec.sparse", "spec.catalog"), SPARSE_PATHS, is_sparse, check_interference,

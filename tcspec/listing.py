@@ -129,7 +129,7 @@ def equals_reference_table(report: Path = REPORT_JSON) -> str:
     return "\n".join(lines) + "\n"
 
 
-ENGINE_FAMILIES = ("sign-symmetry", "ignores-unread-bits", "permutation")
+ENGINE_FAMILIES = ("sign-symmetry", "ignores-unread-bits", "permutation", "sparse-masking")
 """The properties declared on the equivalence engine (``proofs/families``)."""
 
 

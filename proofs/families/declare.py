@@ -40,6 +40,7 @@ Transform = Callable[[Ops, Datapath, Words], Words]
 Transforms = Callable[[Ops, Datapath, Words], list[Words]]
 Relation = Callable[[Ops, Datapath, BV, BV], tuple[BV, BV]]
 Hypothesis = Callable[[Ops, Datapath, Words], Bool]
+SecondRun = Callable[[Ops, Datapath, Words], BV]
 
 
 @dataclass(frozen=True)
@@ -64,12 +65,25 @@ class Family:
     hints: Callable[[Datapath], tuple[WordRelation, ...]] | None = None
     """Relations between intermediate words of the two runs the engine may propose
     (:mod:`proofs.engine.relations`); each merge it makes with one is proved."""
+    second_run: SecondRun | None = None
+    """The second run's D word when it is another computation than the datapath's own on
+    transformed words (sparse-masking: the dense sibling on the masked or compacted
+    lanes); ``transform`` is then unused."""
+    merge_first: float = 0.0
+    """The engine's :attr:`~proofs.engine.EngineSettings.merge_first` for this family."""
 
     def second_inputs(self, ops: Ops, rec: Datapath, words: Words) -> list[Words]:
         """The input words of every second run."""
         if self.transforms is not None:
             return self.transforms(ops, rec, words)
         return [self.transform(ops, rec, words)]
+
+    def second_words(self, ops: Ops, desc: Descriptor, words: Words) -> list[BV]:
+        """The D word of every second run."""
+        rec = parse(desc.name)
+        if self.second_run is not None:
+            return [self.second_run(ops, rec, words)]
+        return [_run(ops, desc, second) for second in self.second_inputs(ops, rec, words)]
 
 
 @dataclass
@@ -93,8 +107,8 @@ def trace_runs(family: Family, desc: Descriptor) -> Runs:
     rec = parse(desc.name)
     words = {s.name: ops.variable(s.name, s.width) for s in input_layout(desc, desc.k)}
     first, stages = recorded(ops, lambda: _run(ops, desc, words))
-    pairs = [family.relation(ops, rec, first, _run(ops, desc, second))
-             for second in family.second_inputs(ops, rec, words)]
+    pairs = [family.relation(ops, rec, first, second)
+             for second in family.second_words(ops, desc, words)]
     hypothesis = family.hypothesis(ops, rec, words) if family.hypothesis else None
     return Runs(ops, words, pairs, hypothesis, stage_labels(stages), rec)
 
@@ -108,8 +122,8 @@ def replayer(family: Family, desc: Descriptor) -> Callable[[dict[str, int]], lis
         values = {s.name: SCALAR.const(words.get(s.name, 0), s.width) for s in layout}
         first = _run(SCALAR, desc, values)
         out = []
-        for second in family.second_inputs(SCALAR, rec, values):
-            left, right = family.relation(SCALAR, rec, first, _run(SCALAR, desc, second))
+        for second in family.second_words(SCALAR, desc, values):
+            left, right = family.relation(SCALAR, rec, first, second)
             out.append((int(left.node), int(right.node)))
         return out
 
@@ -140,9 +154,10 @@ def check(family: Family, desc: Descriptor, k: int, settings: Settings) -> Row:
 
     hints = family.hints(parse(desc.name)) if family.hints else ()
     outcome = prove_equivalent(runs.pairs, samples=samples_for(desc.name),
-                               assumptions=[runs.hypothesis] if runs.hypothesis else [],
+                               assumptions=[runs.hypothesis] if runs.hypothesis is not None else [],
                                settings=replace(engine_settings(settings),
-                                                word_relations=hints),
+                                                word_relations=hints,
+                                                merge_first=family.merge_first),
                                replay=replayer(family, desc), cache=shared_cache(),
                                labels=runs.labels)
     lemma = {"name": "runs-related", "result": outcome.result, "solver": "engine",

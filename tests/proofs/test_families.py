@@ -9,7 +9,7 @@ from collections import deque
 import pytest
 
 from tcspec.proofs.core import Settings
-from tcspec.proofs.families import declare
+from tcspec.proofs.families import declare, sparse_masking
 from tcspec.proofs.families.lane_order import LANE_ORDER, group_orders, group_size
 from tcspec.proofs.families.sign_symmetry import (
     SIGN_SYMMETRY,
@@ -159,3 +159,40 @@ def test_the_sign_family_declares_the_negated_step_word():
     assert loose.holds(one, minus_one) and not loose.holds(one, one)
     assert loose.holds(0, 0) and loose.holds(0, sign) and loose.holds(sign, 0)
     assert loose.free_values([sign, 0, minus_one]).tolist() == [1, 0, 1]
+
+
+def test_the_masking_mask_keeps_what_section_5_names():
+    """Selector 0x4 keeps positions 0 and 1 of a 2-of-4 chunk, 0xE positions 2 and 3; the
+    1-of-2 selector 0xE the upper element; the FP4 pairs 0x9 (pairs 1 and 2) elements 2-5."""
+    def kept(name, meta):
+        rec = parse(name)
+        mask = sparse_masking.kept_mask(SCALAR, rec, [_word(meta)] * rec.meta_words)
+        return [i for i, m in enumerate(mask[:rec.chunk]) if m.node]
+
+    assert kept("sparse-bf16", 0x4) == [0, 1] and kept("sparse-bf16", 0xE) == [2, 3]
+    assert kept("sparse-tf32", 0xE) == [1] and kept("sparse-tf32", 0x4) == [0]
+    assert kept("sparse-nvfp4", 0x9) == [2, 3, 4, 5]
+
+
+def test_block_sparse_masking_is_one_dag_once_the_lanes_are_merged():
+    """sparse-mx-e2m1 against section 4's rules on the rule book's compacted lanes: the
+    engine proves the selected lanes and merges the rest by structure (no case split)."""
+    desc = CATALOG["sparse-mx-e2m1"].descriptor
+    row = sparse_masking.check_masking(desc, desc.k, SETTINGS)
+    assert row.result == "proved", row.detail
+    assert row.method == declare.ENGINE and "0 cases" in row.detail
+
+
+def test_a_block_rule_broken_in_spec_moves_the_sparse_side_only(monkeypatch):
+    """The dense side's rules are proofs/constants' (section 4), not the spec's table: a C
+    window of 24 in spec/blockscaled.py is refuted on sparse-mx-e4m3, words replayed."""
+    from tcspec.spec import blockscaled
+
+    monkeypatch.setattr(blockscaled, "MXF8F6F4_RULES", dataclasses.replace(
+        blockscaled.MXF8F6F4_RULES, c_window=24))
+    desc = CATALOG["sparse-mx-e4m3"].descriptor
+    row = sparse_masking.check_masking(desc, desc.k, SETTINGS)
+    assert row.result == "refuted"
+    words = {n: v for n, v in row.words.items() if not n.startswith(("d_", "second"))}
+    (left, right), = declare.replayer(sparse_masking.SPARSE_MASKING, desc)(words)
+    assert left != right == row.words["d_second_run"]

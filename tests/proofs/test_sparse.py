@@ -12,7 +12,6 @@ from tcspec.proofs.core import (
     CHAIN,
     PROVED,
     REFUTED,
-    UNKNOWN,
     Query,
     Row,
     Settings,
@@ -132,20 +131,6 @@ def test_dense_rules_are_written_from_semantics_not_read_from_spec(name: str) ->
         rules, product_group=double * rules.product_group,
         c_dominant_group=double * rules.c_dominant_group)
     assert sparse.dense_block(desc) == 2 * desc.scale_block
-    assert sparse.masking_cover(desc, logical_k_step(desc) * 2) == []
-
-
-def test_a_group_count_the_chain_does_not_cover_fails_the_row(monkeypatch) -> None:
-    """Issue 30's NVFP4 breaker (C-dominant groups 16 -> 8): the sparse run has twice the
-    groups the per-group queries cover, so the row is unknown and names the mismatch."""
-    from tcspec.spec import blockscaled
-
-    monkeypatch.setattr(blockscaled, "NVFP4_RULES", dataclasses.replace(
-        blockscaled.NVFP4_RULES, c_dominant_group=8))
-    row = sparse.check_masking(lookup("sparse-nvfp4").descriptor, 32, FAST)
-    assert row.result == UNKNOWN and not row.lemmas
-    assert "sparse C-dominant groups (section 4: 16 lanes each): the chain covers 1, the DAG " \
-           "has 2" in row.detail
 
 
 def test_wrong_mask_is_refuted_and_replayed() -> None:
@@ -177,14 +162,12 @@ def test_rows_are_selectable() -> None:
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("name", sparse.MASKING_REQUIRED)
-def test_masking_required_rows(name: str) -> None:
-    """Window paths and MXF8F6F4 prove as chains; the FP4 families' group queries do not
-    finish in 120 s (their rows say unknown and name the query)."""
+@pytest.mark.parametrize("name", UNSCALED)
+def test_masking_chain_rows(name: str) -> None:
+    """Every window path's masking row proves as a chain."""
     desc = lookup(name).descriptor
     row = sparse.check_masking(desc, desc.k, Settings(second_solver=None))
-    expected = UNKNOWN if name in ("sparse-nvfp4", "sparse-mxf4") else PROVED
-    assert row.result == expected and row.method == CHAIN
+    assert row.result == PROVED and row.method == CHAIN
 
 
 @pytest.mark.full
@@ -192,50 +175,6 @@ def test_masking_required_rows(name: str) -> None:
 def test_non_interference_rows(name: str) -> None:
     desc = lookup(name).descriptor
     assert sparse.check_interference(desc, desc.k, Settings(second_solver=None)).result == PROVED
-
-
-@pytest.mark.parametrize(("lanes", "chunk"), [(128, 8), (64, 4), (64, 2), (16, 4)])
-def test_maximum_is_the_tree_of_chunk_maxima(lanes: int, chunk: int) -> None:
-    """What the block masking chain's cut at the chunk maxima relies on: smax_all over K is
-    the same node as smax_all over the chunks' maxima (chunks of a power of two lanes)."""
-    ops = TraceOps()
-    xs = [ops.variable(f"x{i}", 12) for i in range(lanes)]
-    chunks = [ops.smax_all(xs[i:i + chunk]) for i in range(0, lanes, chunk)]
-    assert ops.smax_all(xs).node is ops.smax_all(chunks).node
-    c = ops.variable("c", 12)
-    assert ops.smax_all([*xs, c]).node is ops.smax(ops.smax_all(chunks), c).node
-
-
-def test_block_chain_front_proves_on_nvfp4_k32() -> None:
-    """The block masking chain's first queries (maxima per chunk, then with them cut P, S,
-    the path choice and quanta; the quanta's range) prove; P is checked to be the tree of
-    the chunk maxima before it is cut (a query body raises otherwise)."""
-    queries, _ = sparse.block_masking_chain(lookup("sparse-nvfp4").descriptor, 32)
-    names = [q.name for q in queries]
-    assert names[:4] == ["hypothesis-satisfiable", "specials-agree",
-                         "chunk-maxima-agree (lanes 0-7)", "chunk-maxima-bound (lanes 0-7)"]
-    assert names[-1] == "word-equal (units, path choice, special flags cut)"
-    assert sum(n.startswith("units-relate") for n in names) == 4 + 1
-    for query in queries[2:]:
-        if query.name.startswith(("chunk-maxima", "maxima-agree", "quanta-range")):
-            assert decide(query, "bitwuzla", SOLVER_LIMIT).result == PROVED, query.name
-
-
-def test_within_and_below_power_state_their_bounds_exactly() -> None:
-    """The cut-point bounds of the block masking chain, on every 5-bit value: ``-B < x < B``
-    (a bound at half the range only excludes the minimum) and ``m < 2^k``."""
-    from tcspec.proofs.sparse import _within, below_power
-    from tcspec.spec.scalar import SCALAR
-
-    ops = SCALAR
-    for raw in range(32):
-        x = ops.const(raw, 5)
-        value = raw - 32 if raw >= 16 else raw
-        for bound in (1, 5, 16, 17):
-            assert bool(_within(ops, x, bound).node) == (-bound < value < bound), (raw, bound)
-        for k in range(-3, 9):
-            shift = ops.const(k & 0xFF, 8)
-            assert bool(below_power(ops, x, shift).node) == (raw < 2 ** k), (raw, k)
 
 
 def test_masking_chain_asks_units_relate_whole_when_the_runs_are_not_one_dag(monkeypatch):
