@@ -19,6 +19,7 @@ which cut-points are proposed and never enter a verdict.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import time
@@ -37,12 +38,20 @@ from tcspec.proofs.engine import (
     structure_key,
 )
 from tcspec.proofs.engine.cache import default_cache_dir
+from tcspec.proofs.rulebook import sparse as rulebook_sparse
 from tcspec.proofs.rulebook.fields import FORMATS as FIELD_TABLE
 from tcspec.proofs.rulebook.fields import Format
 from tcspec.proofs.rulebook.names import ONE_OF_TWO, parse
-from tcspec.smt.trace import Node, TraceOps
+from tcspec.smt.trace import Node, TraceOps, evaluate
 from tcspec.spec.bitvec import BV, Bool
-from tcspec.spec.catalog import CATALOG, build_dot, input_layout, inputs_from, metadata_legal
+from tcspec.spec.catalog import (
+    CATALOG,
+    build_dot,
+    compact_sparse,
+    input_layout,
+    inputs_from,
+    metadata_legal,
+)
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.scalar import SCALAR
 
@@ -348,6 +357,9 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
         if legal.result != PROVED:
             return row(legal.result, _detail("the metadata legality predicates", legal),
                        _named_words(legal, "legal"), lemmas)
+    composed = _composed(desc, traced, settings, samples, lemmas)
+    if composed is not None:
+        return row(*composed, lemmas=lemmas)
     outcome = prove_equivalent([(traced.spec_word, traced.reference.word)], samples=samples,
                                assumptions=[] if _always_true(hypothesis) else [hypothesis],
                                settings=engine, replay=replayer(desc), cache=cache,
@@ -357,6 +369,110 @@ def check(desc: Descriptor, k: int, settings: Settings) -> Row:
         "hypothesis: every metadata selector legal (the rule book's, section 5); "
     return row(outcome.result, hypothesis_text + _detail("D", outcome),
                _named_words(outcome, "d"), lemmas)
+
+
+@dataclasses.dataclass
+class Composition:
+    """A sparse datapath as both texts write it (section 5): each text's D is, node for
+    node, its dense sibling's D on the lanes its own compaction keeps."""
+
+    spec_lanes: list[BV]
+    reference_lanes: list[BV]
+    dense: Descriptor
+
+
+def composition(desc: Descriptor, traced: Traced) -> Composition | None:
+    """The two texts' compacted lanes, when ``build_dot``'s sparse word *is* (by
+    hash-consing) its dense sibling's word on ``compact_sparse``'s lanes and the rule
+    book's *is* its dense sibling's on its own compaction's; None otherwise."""
+    if not desc.sparse:
+        return None
+    ops, words = traced.ops, traced.words
+    rec = parse(desc.name)
+    dense = CATALOG[rec.dense_name or ""].descriptor
+    layout = input_layout(desc, desc.k)
+    _, spec_inputs = compact_sparse(ops, desc, inputs_from(layout, [words[s.name] for s in layout]))
+    if build_dot(ops, dense, spec_inputs).node is not traced.spec_word.node:
+        return None
+    a = [words[f"a{i}"] for i in range(rec.k)]
+    b = [words[f"b{i}"] for i in range(rec.k)]
+    kept_a, kept_b, legal = rulebook_sparse.compact(
+        ops, rec, a, b, [words[f"meta{i}"] for i in range(rec.meta_words)])
+    dense_words = {f"a{i}": w for i, w in enumerate(kept_a)}
+    dense_words.update({f"b{i}": w for i, w in enumerate(kept_b)})
+    dense_words.update({n: w for n, w in words.items() if n == "c" or n.startswith("scale")})
+    reference = rulebook.reference_dot(ops, dense.name, dense_words)
+    if reference.word.node is not traced.reference.word.node or \
+            not _always_true(reference.defined) or \
+            legal.node is not traced.reference.defined.node:
+        return None
+    return Composition([*spec_inputs.a, *spec_inputs.b], [*kept_a, *kept_b], dense)
+
+
+def committed_row(desc: Descriptor, settings: Settings) -> Row | None:
+    """The committed report's proved ``equals-reference`` row of ``desc`` when its key (both
+    traced DAGs, the solver, the limits) is this run's: the runner reuses such a row rather
+    than decide it again, and so does a composition that cites it (its ``run`` set)."""
+    from tcspec.proofs.runner import REPORT_JSON
+
+    try:
+        rows = json.loads(REPORT_JSON.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError):
+        return None
+    for data in rows:
+        if (data.get("property"), data.get("datapath"), data.get("k")) == \
+                ("equals-reference", desc.name, desc.k):
+            if data.get("result") != PROVED or not data.get("key") or \
+                    data["key"] != row_key(trace_both(desc), settings):
+                return None
+            row = Row(**{k: v for k, v in data.items() if k not in ("model_k", "run")})
+            row.run = data.get("run")  # type: ignore[attr-defined]
+            return row
+    return None
+
+
+def _composed(desc: Descriptor, traced: Traced, settings: Settings,
+              samples: Mapping[str, list[int]], lemmas: list[dict[str, Any]]
+              ) -> tuple[str, str] | None:
+    """A sparse row by composition (section 5): the compacted lanes of the two texts are
+    equal under the rule book's legality (``lanes-equal``, one engine run), and the dense
+    sibling's D is the rule book's for every input (``dense-equal``: that datapath's own
+    row, decided here). Then D is equal for every legal input. None (decide D whole) when
+    the texts are not built that way or the dense row is refuted (its words are no sparse
+    input; the whole run gives sparse words)."""
+    parts = composition(desc, traced)
+    if parts is None:
+        return None
+
+    def replay(words: dict[str, int]) -> list[tuple[int, int]]:
+        again = composition(desc, trace_both(desc))
+        assert again is not None
+        spec = evaluate([x.node for x in again.spec_lanes], words)
+        reference = evaluate([x.node for x in again.reference_lanes], words)
+        return [(int(x), int(y)) for x, y in zip(spec, reference)]
+
+    lanes = prove_equivalent(list(zip(parts.spec_lanes, parts.reference_lanes)),
+                             samples=samples, assumptions=[traced.reference.defined],
+                             settings=engine_settings(settings), replay=replay,
+                             cache=shared_cache(), labels=traced.labels)
+    lemmas.append(_lemma("lanes-equal", lanes))
+    if lanes.result != PROVED:
+        return lanes.result, _detail("the compacted lanes", lanes)
+    dense = committed_row(parts.dense, settings) or check(parts.dense, parts.dense.k, settings)
+    reused = f"; the committed row of run {dense.run}, reused by its key" \
+        if getattr(dense, "run", None) is not None else ""
+    lemmas.append({"name": f"dense-equal ({parts.dense.name})", "result": dense.result,
+                   "solver": "engine", "seconds": round(dense.seconds, 2), "second": None,
+                   "reason": dense.detail + reused})
+    if dense.result == REFUTED:
+        return None
+    head = "hypothesis: every metadata selector legal (the rule book's, section 5); by " \
+        f"composition: each text's D is its dense sibling's on its own compacted lanes " \
+        f"(hash-consed), the lanes are equal ({lanes.stats.summary()})"
+    if dense.result == PROVED:
+        return PROVED, f"{head}, and {parts.dense.name} equals the rule book's for every " \
+            f"input ({dense.seconds:.0f}s{reused}): D equal for every legal input"
+    return UNKNOWN, f"{head}; {parts.dense.name}'s D not decided: {dense.detail}"
 
 
 def _always_true(value: Bool) -> bool:

@@ -7,7 +7,7 @@ never turns a verdict into ``unknown``; alone they take about 1 s (integer) and 
 from __future__ import annotations
 
 from tcspec.proofs import equals_reference, rulebook
-from tcspec.proofs.core import PROVED, Settings
+from tcspec.proofs.core import PROVED, REFUTED, Settings
 from tcspec.spec.catalog import lookup
 
 SLOW_OK = Settings(timeout=300.0, second_solver=None)
@@ -32,11 +32,29 @@ def test_dense_tf32_is_proved_equal_with_no_hypothesis():
     assert [lemma["name"] for lemma in row.lemmas] == ["d-equal"]
 
 
-def test_a_sparse_path_proves_the_legality_predicates_equal_first():
+def test_a_sparse_path_is_proved_by_composition_after_its_legality_predicates():
+    """Section 5: each text's D is its dense sibling's on its own compacted lanes; the row
+    proves the legality predicates equal, then the lanes, then the dense sibling's row."""
     row = _row("sparse-tf32")
     assert row.result == PROVED, row.detail
-    assert [lemma["name"] for lemma in row.lemmas] == ["legality-equal", "d-equal"]
+    assert [lemma["name"] for lemma in row.lemmas] == [
+        "legality-equal", "lanes-equal", "dense-equal (dense-tf32)"]
     assert row.detail.startswith("hypothesis: every metadata selector legal")
+    assert "by composition" in row.detail
+
+
+def test_a_wrong_selection_is_refuted_on_the_lanes_with_replayed_words(monkeypatch):
+    """spec/sparse.py reading 0x4 as "keep the upper element": the lanes differ, and the
+    words give two different lanes on the executable lowerings."""
+    def upper_first(ops, rule, lanes, selectors):
+        return [ops.ite(ops.eq(sel, 0x4), lanes[2 * i + 1], lanes[2 * i])
+                for i, sel in enumerate(selectors)]
+
+    monkeypatch.setattr("tcspec.spec.catalog.select_active", upper_first)
+    row = _row("sparse-tf32")
+    assert row.result == REFUTED, row.detail
+    assert [lemma["name"] for lemma in row.lemmas] == ["legality-equal", "lanes-equal"]
+    assert "the compacted lanes differ (replayed)" in row.detail
 
 
 def test_both_texts_take_the_same_input_words_on_every_datapath():
