@@ -437,7 +437,8 @@ def _composed(desc: Descriptor, traced: Traced, settings: Settings,
     """A sparse row by composition (section 5): the compacted lanes of the two texts are
     equal under the rule book's legality (``lanes-equal``, one engine run), and the dense
     sibling's D is the rule book's for every input (``dense-equal``: that datapath's own
-    row, decided here). Then D is equal for every legal input. None (decide D whole) when
+    row, the committed one when its key is this run's, else decided here). Then D is
+    equal for every legal input. None (decide D whole) when
     the texts are not built that way or the dense row is refuted (its words are no sparse
     input; the whole run gives sparse words)."""
     parts = composition(desc, traced)
