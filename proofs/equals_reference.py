@@ -394,26 +394,21 @@ def composition(desc: Descriptor, traced: Traced) -> Composition | None:
     _, spec_inputs = compact_sparse(ops, desc, inputs_from(layout, [words[s.name] for s in layout]))
     if build_dot(ops, dense, spec_inputs).node is not traced.spec_word.node:
         return None
-    a = [words[f"a{i}"] for i in range(rec.k)]
-    b = [words[f"b{i}"] for i in range(rec.k)]
-    kept_a, kept_b, legal = rulebook_sparse.compact(
-        ops, rec, a, b, [words[f"meta{i}"] for i in range(rec.meta_words)])
-    dense_words = {f"a{i}": w for i, w in enumerate(kept_a)}
-    dense_words.update({f"b{i}": w for i, w in enumerate(kept_b)})
-    dense_words.update({n: w for n, w in words.items() if n == "c" or n.startswith("scale")})
+    dense_words, legal = rulebook_sparse.dense_words(ops, rec, words)
     reference = rulebook.reference_dot(ops, dense.name, dense_words)
     if reference.word.node is not traced.reference.word.node or \
             not _always_true(reference.defined) or \
             legal.node is not traced.reference.defined.node:
         return None
-    return Composition([*spec_inputs.a, *spec_inputs.b], [*kept_a, *kept_b], dense)
+    kept = [dense_words[f"{side}{i}"] for side in "ab" for i in range(dense.k)]
+    return Composition([*spec_inputs.a, *spec_inputs.b], kept, dense)
 
 
 def committed_row(desc: Descriptor, settings: Settings) -> Row | None:
     """The committed report's proved ``equals-reference`` row of ``desc`` when its key (both
     traced DAGs, the solver, the limits) is this run's: the runner reuses such a row rather
     than decide it again, and so does a composition that cites it (its ``run`` set)."""
-    from tcspec.proofs.runner import REPORT_JSON
+    from tcspec.proofs.runner import REPORT_JSON, row_from_json
 
     try:
         rows = json.loads(REPORT_JSON.read_text(encoding="utf-8"))["rows"]
@@ -425,7 +420,7 @@ def committed_row(desc: Descriptor, settings: Settings) -> Row | None:
             if data.get("result") != PROVED or not data.get("key") or \
                     data["key"] != row_key(trace_both(desc), settings):
                 return None
-            row = Row(**{k: v for k, v in data.items() if k not in ("model_k", "run")})
+            row = row_from_json(data)
             row.run = data.get("run")  # type: ignore[attr-defined]
             return row
     return None

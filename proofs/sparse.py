@@ -193,11 +193,19 @@ def masked_dense(ops: Ops, desc: Descriptor, inputs: DotInputs, mask: Sequence[B
     dense = dataclasses.replace(desc, sparse=False)
     if desc.family == "window":
         return run_dot(ops, dense, DotInputs(a, b, inputs.c))
+    return block_dot(ops, desc, DotInputs(a, b, inputs.c, inputs.scale_a, inputs.scale_b),
+                     block=dense_block(desc), rules=dense_rules(desc))
+
+
+def block_dot(ops: Ops, desc: Descriptor, inputs: DotInputs, *, block: int,
+              rules: BlockRules) -> BV:
+    """The specification's block arithmetic of ``desc``'s formats on ``inputs`` with the
+    given scale block and rules (ours, from :mod:`proofs.constants`, not the spec's table)."""
     fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling or ""])
     assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
     assert isinstance(fs, FloatFormat)
-    return block_scaled_dot(ops, fa, fb, fs, a, b, inputs.c, inputs.scale_a, inputs.scale_b,
-                            block=dense_block(desc), rules=dense_rules(desc))
+    return block_scaled_dot(ops, fa, fb, fs, inputs.a, inputs.b, inputs.c, inputs.scale_a,
+                            inputs.scale_b, block=block, rules=rules)
 
 
 def masking_query(desc: Descriptor, k: int,

@@ -1424,8 +1424,8 @@ def _prove(pairs: list[tuple[Node, Node]], assumptions: list[Node],
         for p in sweep.undecided[:12]:
             print(f"[engine] undecided: {sweep.describe(p)}", flush=True)
         live = sweep._live()
-        frontier = [n for n in loose if n.id in live and all(a.id in sweep.matched or a.is_const
-                                            or a.op == "var" for a in n.args)]
+        frontier = [n for n in loose if n.id in live and all(
+            a.id in sweep.matched or a.is_const or a.op == "var" for a in n.args)]
         print("[engine] unmatched frontier:", ", ".join(
             f"{n.id}:{n.op}/{n.width}({','.join(str(a.id) for a in n.args)})"
             for n in frontier[:8]), flush=True)

@@ -40,29 +40,16 @@ from tcspec.proofs.families.declare import (
     trace_runs,
 )
 from tcspec.proofs.rulebook import sparse as rulebook_sparse
-from tcspec.proofs.rulebook.names import BLOCK, SPARSE, Datapath, parse
+from tcspec.proofs.rulebook.names import SPARSE, Datapath, parse
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import block_scaled_dot
-from tcspec.spec.catalog import CATALOG, build_dot
+from tcspec.spec.catalog import CATALOG
 from tcspec.spec.descriptor import Descriptor
-from tcspec.spec.formats import FORMATS, FloatFormat
 from tcspec.spec.inputs import DotInputs
 
 
 def _lanes(rec: Datapath, words: Words) -> tuple[list[BV], list[BV], list[BV]]:
     return ([words[f"a{i}"] for i in range(rec.k)], [words[f"b{i}"] for i in range(rec.k)],
             [words[f"meta{i}"] for i in range(rec.meta_words)])
-
-
-def kept_mask(ops: Ops, rec: Datapath, meta: list[BV]) -> list[Bool]:
-    """Section 5: whether each logical position is kept by its chunk's selector."""
-    assert rec.chunk is not None and rec.selection is not None
-    mask = []
-    for j in range(rec.k // rec.chunk):
-        kept = rulebook_sparse.kept_positions(ops, rulebook_sparse.selector(ops, meta, j),
-                                              rec.selection)
-        mask += [ops.any_(ops.eq(p, position) for p in kept) for position in range(rec.chunk)]
-    return mask
 
 
 def legal(ops: Ops, rec: Datapath, words: Words) -> Bool:
@@ -72,27 +59,20 @@ def legal(ops: Ops, rec: Datapath, words: Words) -> Bool:
 
 
 def dense_sibling(ops: Ops, rec: Datapath, words: Words) -> BV:
-    """The dense sibling's D (section 5): block-scaled, section 4's rules on the compacted
-    lanes; unscaled, the dense datapath on the logical K with A and B zeroed where the
-    metadata disables them."""
+    """The dense sibling's D (section 5): block-scaled, section 4's rules on the rule book's
+    compacted lanes; unscaled, the dense datapath on the logical K with A and B zeroed where
+    the metadata disables them (the chain's masked run, :func:`proofs.sparse.masked_dense`)."""
     desc = CATALOG[rec.name].descriptor
     a, b, meta = _lanes(rec, words)
-    if parse(rec.dense_name or "").family == BLOCK:
-        kept_a, kept_b, _ = rulebook_sparse.compact(ops, rec, a, b, meta)
-        scales = parse(rec.dense_name or "").n_scales
-        fa, fb, fs = (FORMATS[desc.a_format], FORMATS[desc.b_format], FORMATS[desc.scaling or ""])
-        assert isinstance(fa, FloatFormat) and isinstance(fb, FloatFormat)
-        assert isinstance(fs, FloatFormat)
-        return block_scaled_dot(ops, fa, fb, fs, kept_a, kept_b, words["c"],
-                                [words[f"scale_a{i}"] for i in range(scales)],
-                                [words[f"scale_b{i}"] for i in range(scales)],
-                                block=scale_block(desc), rules=chain.block_rules(desc))
-    zero = ops.const(0, a[0].width)
-    mask = kept_mask(ops, rec, meta)
-    a = [ops.ite(keep, x, zero) for keep, x in zip(mask, a)]
-    b = [ops.ite(keep, x, zero) for keep, x in zip(mask, b)]
-    dense = dataclasses.replace(desc, sparse=False)
-    return build_dot(ops, dense, DotInputs(a, b, words["c"]), any_k=True)
+    scales = parse(rec.dense_name or "").n_scales
+    scale_a = [words[f"scale_a{i}"] for i in range(scales)]
+    scale_b = [words[f"scale_b{i}"] for i in range(scales)]
+    if desc.family != "block":
+        mask = chain.active_mask(ops, desc, meta, rec.k)
+        return chain.masked_dense(ops, desc, DotInputs(a, b, words["c"]), mask)
+    kept_a, kept_b, _ = rulebook_sparse.compact(ops, rec, a, b, meta)
+    return chain.block_dot(ops, desc, DotInputs(kept_a, kept_b, words["c"], scale_a, scale_b),
+                           block=scale_block(desc), rules=chain.block_rules(desc))
 
 
 def d_equal(ops: Ops, rec: Datapath, first: BV, second: BV) -> tuple[BV, BV]:

@@ -113,20 +113,28 @@ def compact(ops: Ops, rec: Datapath, a_words: Sequence[BV], b_words: Sequence[BV
     return kept_a, kept_b, ops.all_(legal_all)
 
 
-def dot(ops: Ops, rec: Datapath, words: Mapping[str, BV]) -> Result:
-    """The section-5 family function: compact, then the dense sibling's rules."""
+def dense_words(ops: Ops, rec: Datapath, words: Mapping[str, BV]
+                ) -> tuple[dict[str, BV], Bool]:
+    """The dense sibling's input words (the compacted A and B lanes, the same C and scale
+    bytes) and "every selector is legal"."""
     a_words = [words[f"a{i}"] for i in range(rec.k)]
     b_words = [words[f"b{i}"] for i in range(rec.k)]
     meta = [words[f"meta{i}"] for i in range(rec.meta_words)]
     kept_a, kept_b, defined = compact(ops, rec, a_words, b_words, meta)
     dense = parse(rec.dense_name or "")
-    dense_words = {f"a{i}": w for i, w in enumerate(kept_a)}
-    dense_words.update({f"b{i}": w for i, w in enumerate(kept_b)})
-    dense_words["c"] = words["c"]
+    out = {f"a{i}": w for i, w in enumerate(kept_a)}
+    out.update({f"b{i}": w for i, w in enumerate(kept_b)})
+    out["c"] = words["c"]
     for side in ("a", "b"):
         for i in range(dense.n_scales):
-            dense_words[f"scale_{side}{i}"] = words[f"scale_{side}{i}"]
-    result = dispatch(ops, dense.name, dense_words)
+            out[f"scale_{side}{i}"] = words[f"scale_{side}{i}"]
+    return out, defined
+
+
+def dot(ops: Ops, rec: Datapath, words: Mapping[str, BV]) -> Result:
+    """The section-5 family function: compact, then the dense sibling's rules."""
+    dense, defined = dense_words(ops, rec, words)
+    result = dispatch(ops, rec.dense_name or "", dense)
     return Result(result.word, defined & result.defined)
 
 

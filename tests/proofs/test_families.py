@@ -8,6 +8,7 @@ from collections import deque
 
 import pytest
 
+from tcspec.proofs import sparse
 from tcspec.proofs.core import Settings
 from tcspec.proofs.families import declare, sparse_masking
 from tcspec.proofs.families.lane_order import LANE_ORDER, group_orders, group_size
@@ -166,7 +167,8 @@ def test_the_masking_mask_keeps_what_section_5_names():
     1-of-2 selector 0xE the upper element; the FP4 pairs 0x9 (pairs 1 and 2) elements 2-5."""
     def kept(name, meta):
         rec = parse(name)
-        mask = sparse_masking.kept_mask(SCALAR, rec, [_word(meta)] * rec.meta_words)
+        mask = sparse.active_mask(SCALAR, CATALOG[name].descriptor, [_word(meta)] * rec.meta_words,
+                                  rec.k)
         return [i for i, m in enumerate(mask[:rec.chunk]) if m.node]
 
     assert kept("sparse-bf16", 0x4) == [0, 1] and kept("sparse-bf16", 0xE) == [2, 3]
