@@ -24,6 +24,8 @@ from tcspec.spec.catalog import CATALOG
 from tcspec.spec.scalar import SCALAR
 
 SETTINGS = Settings(timeout=60, second_solver=None)
+GENEROUS = Settings(timeout=600, second_solver=None)
+"""For a row whose verdict must not depend on the machine's load (14 s alone)."""
 
 
 def _word(value: int, width: int = 32):
@@ -180,7 +182,7 @@ def test_block_sparse_masking_is_one_dag_once_the_lanes_are_merged():
     """sparse-mx-e2m1 against section 4's rules on the rule book's compacted lanes: the
     engine proves the selected lanes and merges the rest by structure (no case split)."""
     desc = CATALOG["sparse-mx-e2m1"].descriptor
-    row = sparse_masking.check_masking(desc, desc.k, SETTINGS)
+    row = sparse_masking.check_masking(desc, desc.k, GENEROUS)
     assert row.result == "proved", row.detail
     assert row.method == declare.ENGINE and "0 cases" in row.detail
 
