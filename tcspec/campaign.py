@@ -511,7 +511,8 @@ def _tally(results: Iterator[int], progress: Callable[[int], None] | None) -> No
 def _write_jsonl(runner: _ChunkRunner, path: Path,
                  progress: Callable[[int], None] | None, gz: bool) -> None:
     """Serially straight into ``path``; in parallel workers write ordered part files in a
-    hidden directory beside it, appended here in order and removed."""
+    hidden directory beside it, appended here in order and removed (after the workers are
+    stopped: an interrupted run's last worker may still be writing a part)."""
     plan = runner.plan
     with open(path, "wb") as handle:
         if not runner.parallel:
@@ -529,6 +530,7 @@ def _write_jsonl(runner: _ChunkRunner, path: Path,
 
             _tally(appended(), progress)
         finally:
+            runner.close()
             shutil.rmtree(parts, ignore_errors=True)
 
 
