@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tcspec.proofs.engine.cache import structure_key
 from tcspec.smt.solve import (
     ARITHMETIC_SOLVERS,
     DEFAULT_SOLVER,
@@ -34,6 +35,7 @@ from tcspec.smt.solve import (
 from tcspec.smt.trace import TraceOps
 from tcspec.spec.bitvec import BV, Bool, Ops
 from tcspec.spec.catalog import (
+    CATALOG,
     DotInputs,
     build_dot,
     check_logical_k,
@@ -204,11 +206,21 @@ def _decide_script(query: Query, solver: str, timeout: float) -> Outcome:
     return Outcome(query.name, UNKNOWN, solver, answer.seconds, reason)
 
 
+_UNSAT: dict[str, str] = {}
+"""Formulas a solver answered ``unsat`` in this process, by structure (variables renamed by
+first use, :func:`engine.cache.structure_key`), with the query that asked: a formula equal to
+one of them up to variable names is unsat too (the lanes of a group, the groups of a path)."""
+
+
 def decide(query: Query, solver: str, timeout: float) -> Outcome:
     """Solve ``query`` once and replay any model on the scalar lowering."""
     if query.script is not None:
         return _decide_script(query, solver, timeout)
     _, values, condition = query.trace()
+    key = structure_key([condition.node], solver, query.kind, query.cut_products)
+    if key in _UNSAT:
+        return Outcome(query.name, PROVED if query.kind == "forall" else REFUTED, solver, 0.0,
+                       f"the formula of {_UNSAT[key]!r} up to variable names (unsat there)")
     if query.cut_products and query.kind == "forall":
         from tcspec.proofs.cutpoints import abstract_products
 
@@ -220,6 +232,7 @@ def decide(query: Query, solver: str, timeout: float) -> Outcome:
         answer = check_sat([condition.node], [v.node for v in values],
                            solver=solver, timeout=timeout)
     if answer.status == "unsat":
+        _UNSAT.setdefault(key, query.name)
         result = PROVED if query.kind == "forall" else REFUTED
         return Outcome(query.name, result, solver, answer.seconds)
     if answer.status != "sat":
@@ -511,6 +524,12 @@ class Property:
 
     def k_for(self, desc: Descriptor) -> int:
         return self.default_k(desc) if self.default_k else desc.k
+
+
+def every_datapath(applies: Callable[[Descriptor], bool]) -> tuple[str, ...]:
+    """The catalogued datapaths ``applies`` accepts, in catalogue order (a property's
+    required matrix when it is stated on every datapath it applies to)."""
+    return tuple(name for name, entry in CATALOG.items() if applies(entry.descriptor))
 
 
 def timed(fn: Callable[[], Row], label: str = "") -> Row:

@@ -14,6 +14,7 @@ adds behaviours. A sat answer may be spurious; callers replay it.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,14 +68,37 @@ def abstract_products(condition: Node) -> Abstraction:
 
 def recorded(ops: Ops, build: Callable[[], BV]) -> tuple[BV, Record]:
     """Run ``build`` and keep the stage values it reports through ``ops.observe``
-    (the spec's own nodes at its stage boundaries, SEMANTICS.md section 4)."""
-    stages: Record = {}
+    (the spec's own nodes at its stage boundaries, SEMANTICS.md section 4): the first
+    report of each stage."""
+    out, every = observed(ops, build)
+    return out, {stage: reports[0] for stage, reports in every.items()}
+
+
+_OBSERVER = threading.local()
+
+
+def _dispatch(stage: str, **values: Any) -> None:
+    observer = getattr(_OBSERVER, "observer", None)
+    if observer is not None:
+        observer(stage, **values)
+
+
+def observed(ops: Ops, build: Callable[[], BV]) -> tuple[BV, dict[str, list[dict[str, Any]]]]:
+    """Run ``build`` and keep every report of every stage, in the order made (a stage
+    reported once per group, such as ``group_merge``, gives one entry per group).
+
+    The reports go to this thread's observer only: rows run in threads and replay on the one
+    shared scalar lowering, so an observer set on the ops object itself would take another
+    row's reports or be removed under it."""
+    every: dict[str, list[dict[str, Any]]] = {}
 
     def observe(stage: str, **values: Any) -> None:
-        stages.setdefault(stage, values)
+        every.setdefault(stage, []).append(values)
 
-    ops.observe = observe  # type: ignore[method-assign]
+    before = getattr(_OBSERVER, "observer", None)
+    _OBSERVER.observer = observe
+    ops.observe = _dispatch  # type: ignore[method-assign]
     try:
-        return build(), stages
+        return build(), every
     finally:
-        del ops.observe
+        _OBSERVER.observer = before
