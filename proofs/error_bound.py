@@ -2,13 +2,14 @@
 spec/accumulate, spec/convert, spec/formats, spec/specials).
 
 For finite inputs (no special applies) whose D is finite, with ``n = K + 1``
-terms (the K products and C) and ``q`` the window quantum:
-``|D - exact| < n * 2^q + ulp(D)`` (SEMANTICS.md sections 2.4-2.7): each
-term loses less than one quantum to truncation toward zero, and the RZ
-conversion loses less than one unit in the last place of D (``ulp(D)``:
-``2^(E-23)`` for a normal D of exponent E, ``2^-149`` for a subnormal or
-zero D). ``exact``, ``q`` and the terms are :mod:`proofs.reference`'s, written
-from SEMANTICS.md alone: the exact sum of the *untruncated* products and C.
+terms (the K products and C; on a sparse path the K/2 lanes it keeps and C) and
+``q`` the window quantum: ``|D - exact| < n * 2^q + ulp(D)`` (SEMANTICS.md
+sections 2.4-2.7): each term loses less than one quantum to truncation toward
+zero, and the RZ conversion loses less than one unit in the last place of D
+(``ulp(D)``: ``2^(E-23)`` for a normal D of exponent E, ``2^-149`` for a
+subnormal or zero D); an F16 D rounds to nearest, so half of its ulp.
+``exact``, ``q`` and the terms are :mod:`proofs.reference`'s, written from
+SEMANTICS.md alone: the exact sum of the *untruncated* products and C.
 
 Method ``chain`` (:func:`bound_chain`): one query over the whole datapath and
 the wide sum does not finish, and neither do chain steps that state exact
@@ -16,22 +17,29 @@ values in the reference's 543-bit register (bit-blasting does not scale
 there: the bare triangle inequality on free 543-bit values is not decided in
 60 s). So the bit-vector queries state only narrow facts of ``build_dot``'s own
 nodes (the quanta, each unit as a floor, the sum of units, D as a floor of the
-sum), and the composition into the bound is three queries in linear integer
+sum), and the composition into the bound is four queries in linear integer
 and real arithmetic over those facts read in units of ``2^q``, where the wide
 sum is one real per term. Every query is a solver query; on dense-tf32 at
 K=8 the chain proves in about 5 s.
 
-The witness (property ``error-bound-witness``) is one query over the datapath
-and the reference's wide sum: an input whose error is at least ``K * 2^q``
-with ``ulp(D) <= 4 * 2^q``, within one quantum and ulp(D) of the bound.
+The witness (property ``error-bound-witness``, F32 D) is one query over the
+datapath and the reference's wide sum: an input whose error is at least
+``(K - 1)(1 - 2^-(fA + fB)) 2^q`` with ``ulp(D) <= 4 * 2^q`` (:func:`witness_query`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tcspec.proofs import reference
+from tcspec.proofs.constants import (
+    ARCH_D_FRACTION_BITS,
+    ARCH_ZERO_EXPONENT,
+    arch_d_fraction_bits,
+    arch_steps,
+    arch_window_bits,
+)
 from tcspec.proofs.core import (
     CHAIN,
     MONOLITHIC,
@@ -45,14 +53,17 @@ from tcspec.proofs.core import (
     check_queries,
     cover_mismatches,
     dot_inputs,
+    every_datapath,
     hypothesis_query,
     layout_variables,
     run_dot,
     uncovered_row,
 )
 from tcspec.proofs.cutpoints import recorded
-from tcspec.proofs.floor import floor_shift_holds
+from tcspec.proofs.floor import floor_shift_holds, nearest_shift_holds
 from tcspec.proofs.reference import BoundParts
+from tcspec.proofs.rulebook import sparse as rulebook_sparse
+from tcspec.proofs.rulebook.names import parse
 from tcspec.proofs.stages import formats_of, scaled_stages, traced_inputs, window_stages
 from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
@@ -61,8 +72,6 @@ from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.exact import raw_ceiling
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, FloatFormat, Term, decode_float
 from tcspec.spec.window import WINDOW_BITS, default_clamp
-
-REQUIRED = ("dense-tf32", "dense-bf16", "dense-f16", "dense-e4m3")
 
 # ------------------------------------------------------------------ lemmas
 
@@ -222,37 +231,39 @@ def bound_query(desc: Descriptor, k: int) -> Query:
     (too slow for a solver; replayed on the scalar lowering by the tests)."""
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        inputs = dot_inputs(desc, k, values)
-        d = ops.extract(run_dot(ops, desc, inputs), 31, 0)
-        parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
-                                            inputs.b, inputs.c, d)
+        d = run_dot(ops, desc, dot_inputs(desc, k, values))
+        parts = reference_parts(ops, desc, k, values, d)
         return parts.violation, {"d": d, "error": parts.error, "bound": parts.bound}
 
     return Query("error-below-bound", "forall", layout_variables(desc, k), body)
 
 
-def witness_query(desc: Descriptor, k: int) -> Query:
-    """Witness: finite inputs, finite D with ``ulp(D) <= 4 * 2^q`` (D at the window's top, so
-    the conversion adds at most 3 quanta) and ``|D - exact| >= (n - 1) * 2^q``, against the
-    reference's wide sum. To keep the search small: C = +0, lanes 2.. repeat lane 1, and A
-    and B lane 0 are 1.0 in formats with 5 or more exponent bits (in narrower ones products
-    cannot reach 2^-25)."""
-
+def loss_bits(desc: Descriptor) -> int:
+    """``fA + fB``: a product's significand has at most that many fraction bits, so the most
+    a product truncates away is ``rho = 1 - 2^-(fA + fB)`` of a quantum (section 2.5)."""
     fa, fb = reference.LAYOUTS[desc.a_format], reference.LAYOUTS[desc.b_format]
+    return fa.frac_bits + fb.frac_bits
+
+
+def witness_query(desc: Descriptor, k: int) -> Query:
+    """Witness: finite inputs, finite F32 D with ``ulp(D) <= 4 * 2^q`` (D at the window's top)
+    and ``|D - exact| >= (K - 1) rho 2^q`` (K the summed lanes)
+    (:func:`loss_bits`), against the reference's wide sum: the bound's ``(K + 1) 2^q`` is
+    within ``2 + (K - 1) 2^-(fA + fB)`` quanta of the error some input reaches. To keep the
+    search small every A lane repeats lane 0, and every B lane too."""
+    bits = loss_bits(desc)
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         inputs = dot_inputs(desc, k, values)
-        d = ops.extract(run_dot(ops, desc, inputs), 31, 0)
-        parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
-                                            inputs.b, inputs.c, d)
+        d = run_dot(ops, desc, inputs)
+        parts = reference_parts(ops, desc, k, values, d)
         quantum = parts.fixed.power(ops, parts.quantum)
         width = parts.fixed.width
-        near = ops.and_(ops.uge(parts.error, ops.mul(quantum, ops.const(k, width))),
+        lanes = summed_lanes(desc, k)
+        need = ops.mul(quantum, ops.const((lanes - 1) * ((1 << bits) - 1), width))
+        near = ops.and_(ops.uge(ops.shl(parts.error, bits), need),
                         ops.ule(parts.ulp, ops.mul(quantum, ops.const(4, width))))
-        hints = [ops.eq(inputs.c, 0)]
-        hints += [ops.eq(word, (f.bias << f.frac_bits) << f.cleared)
-                  for word, f in ((inputs.a[0], fa), (inputs.b[0], fb)) if f.exp_bits >= 5]
-        hints += [ops.eq(word, lanes[1]) for lanes in (inputs.a, inputs.b) for word in lanes[2:]]
+        hints = [ops.eq(word, lanes[0]) for lanes in (inputs.a, inputs.b) for word in lanes[1:]]
         return ops.and_(parts.applies, near, *hints), {"d": d, "quantum": parts.quantum,
                                                        **{n: v for n, v in values.items()}}
 
@@ -265,46 +276,77 @@ def term_lemmas(desc: Descriptor) -> list[Query]:
             for shape in ("product", "c")]
 
 
+def summed_lanes(desc: Descriptor, k: int) -> int:
+    """The products the window sums: K, or half the logical K on a sparse path (section 5
+    keeps two of every four lanes, one of two for tf32)."""
+    return k // 2 if desc.sparse else k
+
+
 def bound_cover(desc: Descriptor, k: int) -> list[str]:
     """The counts the chain covers against the traced DAG: one aligned unit per term of the
-    reference (K products and C), the ``n = K + 1`` terms of the composition (issue 30)."""
+    reference (the summed products and C), the ``n`` terms of the composition (issue 30)."""
     ops, inputs = traced_inputs(desc, k)
     _, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
     if "align" not in stages or "convert" not in stages:
         return ["stages: the chain cuts the align and convert stages, the DAG reports "
                 f"{sorted(stages)}"]
-    return cover_mismatches([("aligned units (K products and C)", k + 1,
-                              len(stages["align"]["units"]))])
+    return cover_mismatches([("aligned units (the summed products and C)",
+                              summed_lanes(desc, k) + 1, len(stages["align"]["units"]))])
+
+
+def chain_detail(desc: Descriptor) -> str:
+    """The row's method, with the window rules of the other architectures where they apply."""
+    if desc.family != "arch":
+        return CHAIN_DETAIL
+    window = window_of(desc)
+    return (f"{CHAIN_DETAIL}; this path by ARCHITECTURES.md 1.3-1.4 (proofs/constants.py): "
+            f"F = {window.fraction_bits} in place of 25, every term in R (a zero factor or C "
+            f"at {ARCH_ZERO_EXPONENT}), C {window.c_format}, D {window.d_format}")
 
 
 def check(desc: Descriptor, k: int, settings: Settings) -> Row:
     mismatches = bound_cover(desc, k)
     if mismatches:
-        return uncovered_row("error-bound", desc, k, mismatches, CHAIN, CHAIN_DETAIL)
+        return uncovered_row("error-bound", desc, k, mismatches, CHAIN, chain_detail(desc))
     return check_queries("error-bound", desc, k, bound_chain(desc, k), settings, CHAIN,
-                         CHAIN_DETAIL)
+                         chain_detail(desc))
 
 
 def check_witness(desc: Descriptor, k: int, settings: Settings) -> Row:
+    bits = loss_bits(desc)
     return check_queries("error-bound-witness", desc, k, [witness_query(desc, k)], settings,
                          MONOLITHIC, "exists, against proofs/reference.py's wide sum: "
-                         "|D - exact| >= K 2^q with ulp(D) <= 4 2^q, under the search hints "
-                         "(C = +0, lanes 2.. repeat lane 1, lane 0 = 1.0 x 1.0 for formats "
-                         "with >= 5 exponent bits); refuted means no witness under the hints")
+                         f"|D - exact| >= (K - 1)(1 - 2^-{bits}) 2^q with ulp(D) <= 4 2^q, "
+                         "under the search hint (every A lane equal, every B lane equal); "
+                         "refuted means no witness under the hint")
 
 
 def applies(desc: Descriptor) -> bool:
-    return desc.family == "window" and not desc.sparse and desc.d_type == "f32"
+    """The unscaled window paths (dense, mixed, sparse; F32 or F16 D) and the other
+    architectures' one-window fused dots on formats the reference decodes."""
+    if desc.family == "arch":
+        return (desc.algorithm == "fused-dot" and arch_steps(desc) == 1
+                and desc.a_format in reference.LAYOUTS and desc.b_format in reference.LAYOUTS)
+    return desc.family == "window"
+
+
+def witness_applies(desc: Descriptor) -> bool:
+    """F32 D only (e8m13 included): an F16 D's half ulp at the window's top is 2^14 quanta,
+    so the bound's ``n 2^q`` is beside it too small for a witness to show."""
+    return applies(desc) and desc.d_type == "f32"
 
 
 COVERS = ("spec.window", "spec.accumulate", "spec.convert", "spec.formats", "spec.specials")
+REQUIRED = every_datapath(applies)
+WITNESS_REQUIRED = every_datapath(witness_applies)
 
 PROPERTIES = [
-    Property("error-bound", "|D - exact| < (K+1) 2^q + ulp(D) for finite inputs and finite D",
+    Property("error-bound", "|D - exact| < (K+1) 2^q + ulp(D) for finite inputs and finite D "
+             "(F16 D, rounded to nearest: ulp(D) / 2)",
              COVERS, REQUIRED, applies, check, fast=(("dense-e2m1", 2),)),
-    Property("error-bound-witness", "an input with |D - exact| >= K 2^q and ulp(D) <= 4 2^q "
-             "(within one quantum and ulp(D) of the bound)", COVERS, REQUIRED, applies,
-             check_witness, fast=(("dense-e4m3", 2),)),
+    Property("error-bound-witness", "an input with |D - exact| >= (K-1)(1 - 2^-(fA+fB)) 2^q and "
+             "ulp(D) <= 4 2^q (the bound's n 2^q is nearly reached)", COVERS, WITNESS_REQUIRED,
+             witness_applies, check_witness, fast=(("dense-e4m3", 2),)),
 ]
 
 
@@ -329,19 +371,54 @@ class BoundRun:
     total: BV
 
 
+def window_of(desc: Descriptor) -> reference.Window:
+    """The reference's window rules for ``desc``: SEMANTICS.md section 2.4 on tcgen05; on
+    the other architectures' one-window fused dots ARCHITECTURES.md 1.3-1.4 (F from the
+    table, every term in the maximum with a zero at -126, C in its own format, the e8m13
+    accumulator of Ada and Hopper fp8), constants from :mod:`proofs.constants`."""
+    if desc.family != "arch":
+        return reference.tcgen05_window(desc.a_format, desc.b_format, desc.d_type)
+    d_format = "e8m13" if arch_d_fraction_bits(desc) == ARCH_D_FRACTION_BITS["e8m13"] \
+        else desc.d_type
+    return reference.Window(arch_window_bits(desc), zero_exponent=ARCH_ZERO_EXPONENT,
+                            c_format=desc.c_format, d_format=d_format,
+                            c_widened=desc.c_format != desc.d_type)
+
+
+def reference_parts(ops: Ops, desc: Descriptor, k: int, values: Variables, d: BV
+                    ) -> BoundParts:
+    """:func:`reference.error_bound_parts` on the lanes the datapath sums: every lane of a
+    dense path; on a sparse path the lanes the rule book's section 5 compaction keeps
+    (:mod:`proofs.rulebook.sparse`), the bound claimed only with every selector legal."""
+    inputs = dot_inputs(desc, k, values)
+    a, b, legal = inputs.a, inputs.b, None
+    if desc.sparse:
+        rec = rulebook_sparse.at_k(parse(desc.name), k)
+        words, legal = rulebook_sparse.dense_words(ops, rec, values)
+        dense_k = rec.dense_k
+        a = [words[f"a{i}"] for i in range(dense_k)]
+        b = [words[f"b{i}"] for i in range(dense_k)]
+    parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, a, b, inputs.c, d,
+                                        window=window_of(desc))
+    if legal is None:
+        return parts
+    inputs_ok, applies = ops.and_(parts.inputs_ok, legal), ops.and_(parts.applies, legal)
+    return replace(parts, inputs_ok=inputs_ok, applies=applies,
+                   violation=ops.and_(parts.violation, legal))
+
+
 def bound_run(ops: Ops, desc: Descriptor, k: int, values: Variables) -> BoundRun:
     inputs = dot_inputs(desc, k, values)
     out, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
     if "align" not in stages or "convert" not in stages:
         raise InternalError(f"{desc.name}: build_dot reported no align or convert stage")
-    word = ops.extract(out, 31, 0)
+    word = out
     units = list(stages["align"]["units"])
-    parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, inputs.a,
-                                        inputs.b, inputs.c, word)
+    parts = reference_parts(ops, desc, k, values, word)
     if len(units) != len(parts.terms):
         raise InternalError(f"{desc.name}: {len(units)} aligned units for "
                             f"{len(parts.terms)} terms (bound_cover rules this out first)")
-    return BoundRun(parts, word, reference.decode(ops, "f32", word), units,
+    return BoundRun(parts, word, reference.decode(ops, window_of(desc).d_format, word), units,
                     stages["align"]["quantum"], stages["convert"]["quantum"],
                     stages["convert"]["units"])
 
@@ -356,11 +433,17 @@ def _same_quantum(ops: Ops, spec_q: BV, q: BV) -> Bool:
 
 def window_facts(ops: Ops, desc: Descriptor, run: BoundRun, q: BV) -> Bool:
     """Section 2.4 read off the reference at quantum ``q``: ``q`` in its static range and
-    every nonzero term at most 25 above it (``r_i <= q + 25``)."""
-    low, high = reference.quantum_range(desc.a_format, desc.b_format, desc.d_type)
-    top = ops.add(q, reference.WINDOW_FRACTION_BITS)
+    every nonzero term at most F above it (``r_i <= q + F``, F = 25 on tcgen05; a widened C
+    by its leading bit's exponent)."""
+    window = window_of(desc)
+    low, high = reference.quantum_range(desc.a_format, desc.b_format, window.c_format, window)
+    top = ops.add(q, window.fraction_bits)
+    terms = run.parts.terms
+    raws = [t.raw for t in terms]
+    if window.c_widened:
+        raws[-1] = reference.leading_exponent(ops, terms[-1])
     return ops.and_(ops.sge(q, low), ops.sle(q, high),
-                    *[ops.implies(t.nonzero, ops.sle(t.raw, top)) for t in run.parts.terms])
+                    *[ops.implies(t.nonzero, ops.sle(r, top)) for t, r in zip(terms, raws)])
 
 
 def aligned_fact(ops: Ops, run: BoundRun, i: int, q: BV) -> Bool:
@@ -388,15 +471,17 @@ def summed_fact(ops: Ops, run: BoundRun) -> Bool:
     return ops.and_(ops.eq(ops.sext(run.total, width), exact), _not_minimum(ops, run.total))
 
 
-def encoded_fact(ops: Ops, run: BoundRun, q: BV) -> Bool:
-    """A finite D is ``S 2^q`` truncated toward zero to its own LSB ``2^e``, ``e = r_D - 23``
-    (section 2.7): ``mag_D = floor(|S| 2^(q - e))``, and a nonzero D has the sign of S."""
+def encoded_fact(ops: Ops, run: BoundRun, q: BV, nearest: bool) -> Bool:
+    """A finite D is ``S 2^q`` at its own LSB ``2^e``, ``e = r_D - f_D`` (section 2.7), and a
+    nonzero D has the sign of S: F32 truncates (``mag_D = floor(|S| 2^(q - e))``), F16
+    rounds to nearest (``|mag_D - |S| 2^(q - e)| <= 1/2``)."""
     d = run.d
     finite = ops.not_(ops.or_(d.nan, d.inf))
     lsb = ops.sub(d.raw, d.frac_bits)
     signed = ops.implies(d.nonzero, ops.iff(d.negative, ops.sign(run.total)))
-    floor = floor_shift_holds(ops, ops.abs_signed(run.total), ops.sub(q, lsb), d.mag)
-    return ops.implies(finite, ops.and_(signed, floor))
+    holds = nearest_shift_holds if nearest else floor_shift_holds
+    rounded = holds(ops, ops.abs_signed(run.total), ops.sub(q, lsb), d.mag)
+    return ops.implies(finite, ops.and_(signed, rounded))
 
 
 def _label(part: range) -> str:
@@ -418,7 +503,8 @@ def bound_chain(desc: Descriptor, k: int) -> list[Query]:
     (:func:`compose_script`), where the wide exact sum costs nothing.
     """
     variables = layout_variables(desc, k)
-    n = k + 1
+    n = summed_lanes(desc, k) + 1
+    nearest = window_of(desc).d_format in reference.NEAREST
 
     def lift(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         run = bound_run(ops, desc, k, values)
@@ -476,7 +562,7 @@ def bound_chain(desc: Descriptor, k: int) -> list[Query]:
         chosen, q = quantum_cut(ops, run)
         chosen[run.total.node.id] = ops.variable("cut!s", run.total.width).node
         return chosen, [window_facts(ops, desc, run, q), _not_minimum(ops, run.total)], \
-            encoded_fact(ops, run, q)
+            encoded_fact(ops, run, q, nearest)
 
     lanes = [cut_query(f"aligned {_label(part)} (quantum cut)", "the quantum",
                        aligned(part)) for part in _lanes(n)]
@@ -486,7 +572,8 @@ def bound_chain(desc: Descriptor, k: int) -> list[Query]:
             cut_query("summed (units, quantum cut)", "the units and quantum", summed),
             cut_query("encoded (sum, quantum cut)", "the sum and quantum", encoded),
             arithmetic_query("aligned reading", lane_reading_script),
-            arithmetic_query("encoded reading", encode_reading_script),
+            arithmetic_query(f"sum before the conversion (n = {n})", lambda: before_script(n)),
+            arithmetic_query("encoded reading", lambda: encode_reading_script(nearest)),
             arithmetic_query(f"bound (n = {n})", lambda: compose_script(n))]
 
 
@@ -494,16 +581,18 @@ def bound_chain(desc: Descriptor, k: int) -> list[Query]:
 
 CHAIN_DETAIL = (
     "chain on build_dot's own DAG, cut at the quantum, units and sum its align and convert "
-    "stages report, against proofs/reference.py (SEMANTICS sections 1, 2.4-2.7), every query "
+    "stages report, against proofs/reference.py (SEMANTICS sections 1, 2.4-2.7; sparse: the "
+    "lanes the rule book's section 5 compaction keeps, every selector legal), every query "
     "under finite inputs with some term nonzero: window (both stage quanta are the reference "
     "q, q in range, every nonzero term r_i <= q + 25); aligned, q cut (|u_i| = "
     "floor(mag_i 2^(r_i - f_i - q)), u_i of the term's sign, not the minimum); summed, units "
-    "and q cut (S = sum u_i with no wrap); encoded, S and q cut (finite D: mag_D = "
-    "floor(|S| 2^(q - e_D)), e_D = r_D - 23, sign of S). Then, in linear integer and real "
-    "arithmetic (z3, cvc5 second), the integer readings of those facts in units of 2^q, with "
-    "tau_i = t_i / 2^q, delta = D / 2^q, lambda = ulp(D) / 2^q: aligned reading (|tau_i - u_i| "
-    "< 1), encoded reading (|delta - S| < lambda), bound (|delta - sum tau_i| < n + lambda, "
-    "which is |D - exact| < n 2^q + ulp(D) times 2^-q)")
+    "and q cut (S = sum u_i with no wrap); encoded, S and q cut (finite D, e_D = r_D - f_D, "
+    "sign of S: F32 mag_D = floor(|S| 2^(q - e_D)); F16 |mag_D - |S| 2^(q - e_D)| <= 1/2). "
+    "Then, in linear integer and real arithmetic (z3, cvc5 second), the integer readings of "
+    "those facts in units of 2^q, with tau_i = t_i / 2^q, delta = D / 2^q, lambda = ulp(D) / "
+    "2^q (F16: half of it): aligned reading (|tau_i - u_i| < 1), sum before the conversion "
+    "(|S - sum tau_i| < n), encoded reading (|delta - S| <= lambda), bound (|delta - sum "
+    "tau_i| < n + lambda, which is |D - exact| < n 2^q + lambda 2^q)")
 
 
 def _script(declarations: list[tuple[str, str]], assertions: list[str]) -> str:
@@ -529,29 +618,48 @@ def lane_reading_script() -> str:
                     f"(not (< {_abs('(- tau (to_real U))')} 1.0))"])
 
 
-def encode_reading_script() -> str:
-    """Violation of: ``lambda = 2^(e - q) > 0``, ``|delta| = mag_D lambda`` with ``mag_D =
-    floor(|S| 2^(q - e))`` (so ``|delta| <= |S| < |delta| + lambda``), and a nonzero D of the
-    sign of S imply ``|delta - S| < lambda``."""
+def encode_reading_script(nearest: bool = False) -> str:
+    """Violation of the encoded reading in units of ``2^q``, ``|delta| = mag_D 2^(e - q)``:
+    truncation (F32) ``|delta| <= |S| < |delta| + lambda`` with ``lambda = 2^(e - q)``;
+    rounding to nearest (F16) ``||delta| - |S|| <= lambda`` with ``lambda = 2^(e - q) / 2``;
+    with a nonzero D of the sign of S, either implies ``|delta - S| <= lambda``."""
     s = "(to_real S)"
+    if nearest:
+        rounded = [f"(<= {_abs(f'(- mag {_abs(s)})')} lam)"]
+    else:
+        rounded = [f"(<= mag {_abs(s)})", f"(< {_abs(s)} (+ mag lam))"]
     return _script([("S", "Int"), ("mag", "Real"), ("lam", "Real"), ("neg", "Bool"),
                     ("delta", "Real")],
-                   ["(> lam 0.0)", "(>= mag 0.0)", f"(<= mag {_abs(s)})",
-                    f"(< {_abs(s)} (+ mag lam))", "(= delta (ite neg (- mag) mag))",
-                    "(=> (> mag 0.0) (= neg (< S 0)))",
-                    f"(not (< {_abs(f'(- delta {s})')} lam))"])
+                   ["(> lam 0.0)", "(>= mag 0.0)", *rounded,
+                    "(= delta (ite neg (- mag) mag))", "(=> (> mag 0.0) (= neg (< S 0)))",
+                    f"(not (<= {_abs(f'(- delta {s})')} lam))"])
 
 
-def compose_script(n: int) -> str:
-    """Violation of: ``|tau_i - u_i| < 1`` for the ``n`` terms, ``S = sum u_i``, ``|delta -
-    S| < lambda`` imply ``|delta - sum tau_i| < n + lambda``."""
+def _sums(n: int) -> tuple[list[str], list[str], str, str]:
     units = [f"u{i}" for i in range(n)]
     taus = [f"tau{i}" for i in range(n)]
     total = f"(+ {' '.join(taus)})" if n > 1 else taus[0]
     unit_sum = f"(+ {' '.join(units)})" if n > 1 else units[0]
+    return units, taus, total, unit_sum
+
+
+def before_script(n: int) -> str:
+    """Violation of: ``|tau_i - u_i| < 1`` for the ``n`` terms and ``S = sum u_i`` imply
+    ``|S - sum tau_i| < n`` (the sum before the conversion, section 2.6)."""
+    units, taus, total, unit_sum = _sums(n)
+    assertions = [f"(< {_abs(f'(- {t} (to_real {u}))')} 1.0)" for t, u in zip(taus, units)]
+    assertions += [f"(= S {unit_sum})", f"(not (< {_abs(f'(- (to_real S) {total})')} {n}.0))"]
+    declarations = [(u, "Int") for u in units] + [(t, "Real") for t in taus]
+    return _script([*declarations, ("S", "Int")], assertions)
+
+
+def compose_script(n: int) -> str:
+    """Violation of: ``|tau_i - u_i| < 1`` for the ``n`` terms, ``S = sum u_i``, ``|delta -
+    S| <= lambda`` imply ``|delta - sum tau_i| < n + lambda``."""
+    units, taus, total, unit_sum = _sums(n)
     assertions = [f"(< {_abs(f'(- {t} (to_real {u}))')} 1.0)" for t, u in zip(taus, units)]
     assertions += [f"(= S {unit_sum})", "(> lam 0.0)",
-                   f"(< {_abs('(- delta (to_real S))')} lam)",
+                   f"(<= {_abs('(- delta (to_real S))')} lam)",
                    f"(not (< {_abs(f'(- delta {total})')} (+ {n}.0 lam)))"]
     declarations = [(u, "Int") for u in units] + [(t, "Real") for t in taus]
     return _script([*declarations, ("S", "Int"), ("delta", "Real"), ("lam", "Real")],

@@ -26,6 +26,22 @@ def floor_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
     return ops.ite(ops.eq(value, 0), ops.eq(result, 0), ops.ite(ops.sge(k, 0), exact, below))
 
 
+def nearest_shift_holds(ops: Ops, value: BV, shift: BV, result: BV) -> Bool:
+    """``|result - value * 2^shift| <= 1/2`` (a rounding to nearest, ties either way; both
+    unsigned, ``shift`` signed), stated with left shifts only where nothing can wrap."""
+    width = value.width + result.width + 3
+    v, r = ops.zext(value, width), ops.zext(result, width)
+    k = ops.resize_signed(shift, max(shift.width, width.bit_length() + 1))
+    down = ops.neg(k)
+    exact = ops.and_(ops.ult(k, width), ops.eq(ops.shl(v, k), r), ops.eq(ops.lshr(r, k), v))
+    scaled, half = ops.shl(ops.shl(r, down), 1), ops.shl(ops.const(1, width), down)
+    twice = ops.shl(v, 1)
+    near = ops.and_(ops.ule(scaled, ops.add(twice, half)), ops.ule(twice, ops.add(scaled, half)),
+                    ops.eq(ops.lshr(ops.shl(r, down), down), r))
+    below = ops.ite(ops.ugt(down, value.width), ops.eq(result, 0), near)
+    return ops.ite(ops.eq(value, 0), ops.eq(result, 0), ops.ite(ops.sge(k, 0), exact, below))
+
+
 def truncates(ops: Ops, x: BV, shift: BV, units: BV) -> Bool:
     """``units = trunc(x * 2^shift)`` toward zero (``x`` and ``units`` signed)."""
     signed = ops.ite(ops.sign(x), ops.sle(units, 0), ops.sge(units, 0))

@@ -46,6 +46,7 @@ LAYOUTS = {
     "e2m1": Layout(2, 1, 1, specials="none"),
     "f32": Layout(8, 23, 127),
     "f64": Layout(11, 52, 1023),
+    "e8m13": Layout(8, 13, 127, cleared=10),
     "e4m3fnuz": Layout(4, 3, 8, specials="fnuz"),
     "e5m2fnuz": Layout(5, 2, 16, specials="fnuz"),
 }
@@ -77,6 +78,8 @@ WINDOW_CLAMP = -133
 """Section 2.4: R is clamped below at -133 when an operand is tf32 or bf16."""
 
 CLAMPED = ("tf32", "bf16")
+NEAREST = ("f16",)
+"""Section 2.7: an F16 D rounds to nearest even; an F32 D truncates."""
 
 EXP = 16
 """Signed width of every exponent computed here (|exponent| < 2^15 by far)."""
@@ -163,6 +166,29 @@ def as_term(x: Value) -> Product:
     return Product(x.negative, x.mag, x.raw, x.frac_bits, x.nonzero)
 
 
+@dataclass(frozen=True)
+class Window:
+    """A one-window dot's rules: ``fraction_bits`` F below the window exponent ``R``; how
+    ``R`` is found (section 2.4: the nonzero terms, clamped at -133 when ``clamped``; the
+    other architectures' fused dot, ARCHITECTURES.md 1.3: every term, a zero factor or C
+    counting ``zero_exponent``); the C and D formats (``e8m13``: Ada and Hopper fp8, 1.4)."""
+
+    fraction_bits: int = WINDOW_FRACTION_BITS
+    clamped: bool = False
+    zero_exponent: int | None = None
+    c_format: str = "f32"
+    d_format: str = "f32"
+    c_widened: bool = False
+    """C converted to a wider D format first (ARCHITECTURES.md 1.5, exact: an f16 C with an
+    F32 D), so a subnormal C counts its leading bit's exponent."""
+
+
+def tcgen05_window(a_format: str, b_format: str, d_format: str) -> Window:
+    """Section 2.4's window for the formats (the clamp for tf32 and bf16; C is D's format)."""
+    return Window(clamped=a_format in CLAMPED or b_format in CLAMPED, c_format=d_format,
+                  d_format=d_format)
+
+
 def quantum(ops: Ops, terms: Sequence[Product], clamped: bool) -> BV:
     """Section 2.4: ``q = max(r of every nonzero term, clamped at -133 if so) - 25``."""
     lowest = ops.const(-(1 << (EXP - 2)), EXP)
@@ -170,6 +196,34 @@ def quantum(ops: Ops, terms: Sequence[Product], clamped: bool) -> BV:
     if clamped:
         top = ops.smax(top, ops.const(WINDOW_CLAMP, EXP))
     return ops.sub(top, WINDOW_FRACTION_BITS)
+
+
+def leading_exponent(ops: Ops, x: Value | Product) -> BV:
+    """The exponent of ``x``'s leading bit (its raw exponent when normal; a subnormal's is
+    lower: the exponent it has in a wider format)."""
+    return ops.add(x.raw, ops.sub(ops.bitlen(x.mag, EXP), x.frac_bits + 1))
+
+
+def window_quantum(ops: Ops, terms: Sequence[Product], decoded: Sequence[Value],
+                   window: Window) -> BV:
+    """``q = R - F`` under ``window``'s rule for ``R`` (``decoded``: A lanes, B lanes, C)."""
+    if window.zero_exponent is None:
+        q = quantum(ops, terms, window.clamped)
+        shift = WINDOW_FRACTION_BITS - window.fraction_bits
+        return ops.add(q, shift) if shift else q
+    zero = ops.const(window.zero_exponent, EXP)
+
+    def exponent(v: Value) -> BV:
+        return ops.ite(v.nonzero, v.raw, zero)
+
+    k = (len(decoded) - 1) // 2
+    xs, ys, c = decoded[:k], decoded[k:2 * k], decoded[-1]
+    c_exponent = exponent(c)
+    if window.c_widened:
+        c_exponent = ops.ite(c.nonzero, leading_exponent(ops, c), zero)
+    top = ops.smax_all([*(ops.add(exponent(x), exponent(y)) for x, y in zip(xs, ys)),
+                        c_exponent])
+    return ops.sub(top, window.fraction_bits)
 
 
 @dataclass(frozen=True)
@@ -211,26 +265,34 @@ def exponent_range(fmt: str) -> tuple[int, int]:
     return 1 - lay.bias, top
 
 
-def fixed_for(a_format: str, b_format: str, c_format: str, k: int) -> Fixed:
+def fixed_for(a_format: str, b_format: str, c_format: str, k: int,
+              window: Window | None = None) -> Fixed:
     """A register holding every product, C, quantum and ulp of D exactly, and their sum."""
     (alo, ahi), (blo, bhi), (clo, chi) = (exponent_range(f) for f in
                                           (a_format, b_format, c_format))
     fa, fb, fc = (LAYOUTS[f].frac_bits for f in (a_format, b_format, c_format))
-    lsb = min(alo + blo - fa - fb, clo - fc, min(alo + blo, clo) - WINDOW_FRACTION_BITS,
-              -149) - 2
+    lowest_q = min(alo + blo, clo) - WINDOW_FRACTION_BITS
+    if window is not None:
+        lowest_q = min(lowest_q, quantum_range(a_format, b_format, c_format, window)[0])
+    lsb = min(alo + blo - fa - fb, clo - fc, lowest_q, -149) - 2
     top = max(ahi + bhi + 2, chi + 1, 129)
     width = top - lsb + (k + 1).bit_length() + 4
     return Fixed(lsb, width)
 
 
-def quantum_range(a_format: str, b_format: str, c_format: str) -> tuple[int, int]:
-    """Section 2.4: the quanta :func:`quantum` gives when some finite term is nonzero."""
+def quantum_range(a_format: str, b_format: str, c_format: str,
+                  window: Window | None = None) -> tuple[int, int]:
+    """The quanta :func:`window_quantum` gives when some finite term is nonzero (default:
+    section 2.4's window; with every term counting, C's exponent is at least -126)."""
+    window = window or tcgen05_window(a_format, b_format, c_format)
     (alo, ahi), (blo, bhi), (clo, chi) = (exponent_range(f) for f in
                                           (a_format, b_format, c_format))
     low, high = min(alo + blo, clo), max(ahi + bhi, chi)
-    if a_format in CLAMPED or b_format in CLAMPED:
+    if window.clamped:
         low, high = max(low, WINDOW_CLAMP), max(high, WINDOW_CLAMP)
-    return low - WINDOW_FRACTION_BITS, high - WINDOW_FRACTION_BITS
+    if window.zero_exponent is not None:
+        low = max(low, min(clo, window.zero_exponent))
+    return low - window.fraction_bits, high - window.fraction_bits
 
 
 @dataclass(frozen=True)
@@ -254,18 +316,23 @@ class BoundParts:
 
 
 def error_bound_parts(ops: Ops, a_format: str, b_format: str, a: Sequence[BV],
-                      b: Sequence[BV], c: BV, d: BV, fixed: Fixed | None = None) -> BoundParts:
-    """Sections 2.4-2.7 as a bound: for finite inputs and a finite F32 ``d`` with some term
-    nonzero, ``|d - exact| < n 2^q + ulp(d)`` (``fixed``: a wider register, default
-    :func:`fixed_for`)."""
-    terms, decoded = dot_terms(ops, a_format, b_format, "f32", a, b, c)
-    fixed = fixed or fixed_for(a_format, b_format, "f32", len(a))
-    q = quantum(ops, terms, a_format in CLAMPED or b_format in CLAMPED)
-    dv = decode(ops, "f32", d)
+                      b: Sequence[BV], c: BV, d: BV, fixed: Fixed | None = None,
+                      d_format: str = "f32", window: Window | None = None) -> BoundParts:
+    """Sections 2.4-2.7 as a bound: for finite inputs and a finite ``d`` with some term
+    nonzero, ``|d - exact| < n 2^q + ulp(d)`` for a truncated D (F32, e8m13), ``n 2^q +
+    ulp(d) / 2`` for an F16 D (rounded to nearest even). ``window``: the rules of the quantum
+    and the C and D formats (default section 2's, C in D's format); ``fixed``: a wider
+    register, default :func:`fixed_for`."""
+    window = window or tcgen05_window(a_format, b_format, d_format)
+    terms, decoded = dot_terms(ops, a_format, b_format, window.c_format, a, b, c)
+    fixed = fixed or fixed_for(a_format, b_format, window.c_format, len(a), window)
+    q = window_quantum(ops, terms, decoded, window)
+    dv = decode(ops, window.d_format, d)
     values = [fixed.value(ops, t) for t in terms]
     exact = ops.sum(values)
     d_value = fixed.value(ops, as_term(dv))
-    ulp = fixed.power(ops, ops.sub(dv.raw, LAYOUTS["f32"].frac_bits))
+    ulp_bits = LAYOUTS[window.d_format].frac_bits + (1 if window.d_format in NEAREST else 0)
+    ulp = fixed.power(ops, ops.sub(dv.raw, ulp_bits))
     error = ops.abs_signed(ops.sub(d_value, exact))
     bound = ops.add(ops.mul(fixed.power(ops, q), ops.const(len(terms), fixed.width)), ulp)
     finite = ops.not_(ops.any_([ops.or_(v.nan, v.inf) for v in decoded]))

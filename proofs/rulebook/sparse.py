@@ -32,6 +32,7 @@ the fields were ascending; equal fields keep that position twice) but
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from tcspec.spec.bitvec import BV, Bool, Ops
 
@@ -111,6 +112,14 @@ def compact(ops: Ops, rec: Datapath, a_words: Sequence[BV], b_words: Sequence[BV
         raise AssertionError(f"{rec.name}: compaction gave {len(kept_a)} lanes, "
                              f"not {rec.dense_k}")
     return kept_a, kept_b, ops.all_(legal_all)
+
+
+def at_k(rec: Datapath, k: int) -> Datapath:
+    """``rec`` at logical K ``k`` (a model of the instruction on fewer lanes): ``k / 2``
+    lanes kept, the metadata words that cover its chunks."""
+    chunks = k // (rec.chunk or 1)
+    return replace(rec, k=k, dense_k=k // 2,
+                   meta_words=-(-chunks // CHUNKS_PER_WORD))
 
 
 def dense_words(ops: Ops, rec: Datapath, words: Mapping[str, BV]

@@ -42,3 +42,16 @@ def test_a_wrapped_result_does_not_pass() -> None:
     holds = floor.floor_shift_holds(SCALAR, SCALAR.const(5, 4), SCALAR.const(-3 % 4096, EXP_WIDTH),
                                     SCALAR.const(32, 6)).node
     assert not holds
+
+
+def test_nearest_shift_is_within_half_for_every_small_case() -> None:
+    """``|result - value 2^shift| <= 1/2`` is accepted exactly (both neighbours at a tie)."""
+    for value in range(16):
+        for shift in (*range(-7, 4), 12, 13, 14, 20):
+            exact = Fraction(value) * Fraction(2) ** shift
+            for result in range(64):
+                holds = floor.nearest_shift_holds(SCALAR, SCALAR.const(value, 4),
+                                                  SCALAR.const(shift % 4096, EXP_WIDTH),
+                                                  SCALAR.const(result, 6)).node
+                assert bool(holds) == (abs(result - exact) <= Fraction(1, 2)), (value, shift,
+                                                                               result)
