@@ -5,9 +5,11 @@ SEMANTICS.md section 4: the FP4 families sum aligned groups of G products
 exactly and truncate the group sum once to the quantum ``2^q`` (NVFP4 G=4,
 MXF4 family G=16, from :mod:`proofs.constants`); truncating each product
 alone loses the carries of the dropped fractions. ``k-group-carry`` is stated
-on ``build_dot``'s own DAG at the row's K, for its first product-path group
-(lanes 0..G-1) at the quantum the datapath chooses, with some product of the
-group nonzero, no NaN scale and (MXF4 family) the group not merged with C:
+on ``build_dot``'s own DAG at the row's K, for every product-path group (a
+sparse path's groups of the lanes its metadata keeps), each group's units
+checked to be read by the sum D encodes, at the quantum the datapath
+chooses, with some product of the group nonzero, no NaN scale, legal
+metadata and (MXF4 family) the group not merged with C:
 
 - same-sign products: the group units ``g`` (the ``groups`` stage's node)
   exceed the per-product units (``align_to_window`` of each recorded product)
@@ -21,17 +23,18 @@ the MXF4 family reaches 12 and 11 of G-1 = 15, see :func:`reachable_excess`).
 The two monolithic forall queries of :func:`bound_queries` (same statement
 over free products) do not finish in 120 s.
 
-On the full ``dense-nvfp4`` datapath: a solver-found input where group
-truncation (``hardware``) and per-product truncation (``nvfp4-per-product``,
-section 7) give different F32 words, and the B200 word
-``nvfp4-k4-product-carry`` is such an input.
+On every FP4-group path: a solver-found input where group truncation
+(``hardware``) and per-product truncation (``nvfp4-per-product``, section 7;
+on the MXF4 family the path's rules with groups of 1) give different F32
+words; on dense-nvfp4 the B200 word ``nvfp4-k4-product-carry`` is such an
+input.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tcspec.proofs import reference as ref
 from tcspec.proofs.constants import (
@@ -40,6 +43,7 @@ from tcspec.proofs.constants import (
     block_family,
     product_group,
     product_window,
+    scale_block,
     window_bound,
 )
 from tcspec.proofs.core import (
@@ -54,28 +58,30 @@ from tcspec.proofs.core import (
     check_queries,
     cover_mismatches,
     dot_inputs,
+    every_datapath,
     hypothesis_query,
     layout_variables,
     require_cover,
     run_dot,
 )
-from tcspec.proofs.cutpoints import recorded
+from tcspec.proofs.cutpoints import observed
 from tcspec.proofs.floor import truncates
+from tcspec.proofs.rulebook import sparse as rulebook_sparse
+from tcspec.proofs.rulebook.names import parse
 from tcspec.ref.vectorfiles import frozen_record
 from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
 from tcspec.spec.accumulate import align_to_window, exact_product, max_raw
 from tcspec.spec.bitvec import BV, Bool, Ops
-from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum
-from tcspec.spec.candidates import build_model
-from tcspec.spec.catalog import input_layout
+from tcspec.spec.blockscaled import GroupSum, align_group, exact_group_sum, rules_for
+from tcspec.spec.candidates import block_model, build_model
+from tcspec.spec.catalog import DotInputs, compact_sparse, input_layout
 from tcspec.spec.descriptor import Descriptor
 from tcspec.spec.exact import raw_ceiling
 from tcspec.spec.formats import EXP_WIDTH, FORMATS, Decoded, FloatFormat, Term, decode_float
 
 PER_PRODUCT = "nvfp4-per-product"
 CARRY_WORD = "nvfp4-k4-product-carry"
-GROUP_PATHS = ("dense-nvfp4", "dense-mxf4")
 
 
 def group_size(desc: Descriptor) -> int:
@@ -253,27 +259,52 @@ def _group_detail(desc: Descriptor) -> str:
             "group of every K is this function)")
 
 
+def read_by_sum(total: Node, units: Node) -> bool:
+    """Whether a node of ``total``'s cone takes ``units`` (or its extension) as an argument:
+    the sum reads those units, not a node beside them."""
+    for node in walk([total]):
+        for arg in node.args:
+            if arg is units or (arg.op in ("sext", "zext") and arg.args[0] is units):
+                return True
+    return False
+
+
 def carry_cover(desc: Descriptor, k: int) -> list[str]:
-    """The counts the chain covers against the traced DAG (issue 30): the first product
-    group's products (G, from :mod:`proofs.constants`) and the levels of its adder tree."""
+    """The counts the chain covers against the traced DAG (issue 30): K/G product groups of
+    G products (G from :mod:`proofs.constants`), each group's units read by the product
+    path's sum, and that sum in D's cone (the chain's units are the ones D is computed from)."""
     ops = TraceOps()
-    group = dot_group(ops, desc, k, {n: ops.variable(n, w) for n, w in layout_variables(desc, k)})
+    values = {n: ops.variable(n, w) for n, w in layout_variables(desc, k)}
     g = group_size(desc)
-    found = len(group.total.placed) or 1
-    return cover_mismatches([
-        ("products of the first product-path group (section 4)", g, found),
-        ("products the chain reads", g, len(group.products))])
+    out, every = observed(ops, lambda: run_dot(ops, desc, dot_inputs(desc, k, values)))
+    stages = every["groups"][0]
+    count = len(stages["product_groups"])
+    groups = summed_lanes(desc, k) // g
+    counts = [("product-path groups of G (section 4)", groups, count)]
+    total = stages["product_total"].node
+    in_d = {n.id for n in walk([out.node])}
+    counts.append(("the product path's sum in D's cone", 1, int(total.id in in_d)))
+    for index in range(min(count, groups)):
+        group = dot_group(ops, desc, k, values, index)
+        counts += [
+            (f"products of product group {index}", g, len(group.total.placed) or 1),
+            (f"products the chain reads of group {index}", g, len(group.products)),
+            (f"group {index}'s units read by the sum", 1,
+             int(read_by_sum(total, group.grouped.node)))]
+    return cover_mismatches(counts)
 
 
 def check_bounds(desc: Descriptor, k: int, settings: Settings) -> Row:
-    """The bounds as a chain on ``build_dot``'s own DAG (:func:`dot_chain`); a DAG whose
-    first group is not G products is never ``proved`` (the chain still runs: it may refute
+    """The bounds as a chain on ``build_dot``'s own DAG (:func:`dot_chain`) for every product
+    group, each group's units linked to D (:func:`carry_cover`); a DAG that is not K/G groups
+    of G products read by D's sum is never ``proved`` (the chain still runs: it may refute
     the statement with replayed words)."""
-    detail = (f"build_dot at K={k}, its first product-path group (lanes 0..G-1, G="
-              f"{group_size(desc)}) at the quantum it chooses; {CHAIN_DETAIL} "
-              f"{static_widths(desc)}.")
-    row = check_queries("k-group-carry", desc, k, dot_chain(desc, k), settings, CHAIN,
-                        detail)
+    groups = summed_lanes(desc, k) // group_size(desc)
+    detail = (f"build_dot at K={k}, each of its {groups} product-path groups (lanes jG..jG+G-1,"
+              f" G={group_size(desc)}) at the quantum it chooses, its units read by the sum D "
+              f"encodes (checked on the DAG); {CHAIN_DETAIL} {static_widths(desc)}.")
+    queries = [q for index in range(groups) for q in dot_chain(desc, k, index=index)]
+    row = check_queries("k-group-carry", desc, k, queries, settings, CHAIN, detail)
     return require_cover(row, carry_cover(desc, k))
 
 
@@ -448,11 +479,11 @@ def static_widths(desc: Descriptor) -> str:
 
 @dataclass(frozen=True)
 class DotGroup:
-    """Lanes 0..G-1 of ``build_dot`` at K, as its stage hooks report them: the products
-    and their element products (``products`` stage), the scale pair of their block, the
-    product path's quantum, its first group's exact sum and units (``groups`` stage),
-    whether that group merges with C (MXF4 family, ``group_merge``), and whether scale 0 of
-    A or B is a NaN."""
+    """One product group of ``build_dot`` at K (lanes jG..jG+G-1), as its stage hooks report
+    them: the products and their element products (``products`` stage), the scale pair of
+    their block, the product path's quantum, the group's exact sum and units (``groups``
+    stage), whether that group merges with C (MXF4 family, ``group_merge``), and whether
+    the block's scale of A or B is a NaN."""
 
     products: list[Term]
     elements: list[Term]
@@ -464,22 +495,32 @@ class DotGroup:
     scale_nan: Bool
 
 
-def dot_group(ops: Ops, desc: Descriptor, k: int, values: Variables) -> DotGroup:
-    """Trace (or run) ``build_dot`` on the layout's words and read its first group."""
+def group_lanes(desc: Descriptor, index: int) -> range:
+    """The lanes of product group ``index`` (section 4: aligned groups of G)."""
     g = group_size(desc)
+    return range(index * g, (index + 1) * g)
+
+
+def dot_group(ops: Ops, desc: Descriptor, k: int, values: Variables, index: int = 0
+              ) -> DotGroup:
+    """Trace (or run) ``build_dot`` on the layout's words and read product group ``index``."""
+    lanes = group_lanes(desc, index)
+    block = scale_block(desc)
     inputs = dot_inputs(desc, k, values)
-    _, stages = recorded(ops, lambda: run_dot(ops, desc, inputs))
-    groups = stages["groups"]
-    merge = stages.get("group_merge")
-    if merge is not None and merge["group"] is not groups["product_groups"][0]:
-        raise InternalError(f"{desc.name}: the first group_merge is not the first group")
+    _, every = observed(ops, lambda: run_dot(ops, desc, inputs))
+    groups, products = every["groups"][0], every["products"][0]
+    merges = every.get("group_merge", [])
+    merge = merges[index] if merges else None
+    if merge is not None and merge["group"] is not groups["product_groups"][index]:
+        raise InternalError(f"{desc.name}: group_merge {index} is not product group {index}")
     _, _, fs = group_formats(desc)
-    nan = ops.any_(decode_float(ops, fs, w).is_nan for w in (inputs.scale_a[0],
-                                                              inputs.scale_b[0]))
-    return DotGroup(list(stages["products"]["products"][:g]),
-                    list(stages["products"]["elements"][:g]),
-                    stages["products"]["scale_pairs"][0], groups["product_quantum"],
-                    groups["product_groups"][0], groups["product_units"][0],
+    scale = lanes.start // block
+    nan = ops.any_(decode_float(ops, fs, w).is_nan for w in (inputs.scale_a[scale],
+                                                              inputs.scale_b[scale]))
+    return DotGroup(list(products["products"][lanes.start:lanes.stop]),
+                    list(products["elements"][lanes.start:lanes.stop]),
+                    products["scale_pairs"][scale], groups["product_quantum"],
+                    groups["product_groups"][index], groups["product_units"][index],
                     merge["near_c"] if merge else ops.false(), nan)
 
 
@@ -498,29 +539,44 @@ def dot_hypothesis(ops: Ops, group: DotGroup) -> Bool:
 
 @dataclass(frozen=True)
 class StatedGroup:
-    """What the statement says of lanes 0..G-1, by :mod:`proofs.reference` (SEMANTICS.md
-    sections 1 and 4, never ``spec/``): each product's nonzero flag and sign from the
-    element and scale words, and where the bound is claimed (``hypothesis``: some product
-    nonzero, no NaN in the block's scale bytes, and on the MXF4 family the group not merged
-    with C, i.e. not ``C != 0`` with ``rC`` at least the group's largest product raw)."""
+    """What the statement says of one product group (its lanes, compacted by the rule book on
+    a sparse path), by :mod:`proofs.reference` (SEMANTICS.md sections 1, 4 and 5, never
+    ``spec/``): each product's nonzero flag and sign from the element and scale words, and
+    where the bound is claimed (``hypothesis``: some product nonzero, no NaN in the block's
+    scale bytes, legal metadata, and on the MXF4 family the group not merged with C, i.e.
+    not ``C != 0`` with ``rC`` at least the group's largest product raw)."""
 
     nonzero: list[Bool]
     negative: list[Bool]
     hypothesis: Bool
 
 
-def stated_group(ops: Ops, desc: Descriptor, k: int, values: Variables) -> StatedGroup:
-    g = group_size(desc)
+def summed_lanes(desc: Descriptor, k: int) -> int:
+    """The products the block path sums: K, or on a sparse path the K/2 lanes its metadata
+    keeps (section 5)."""
+    return k // 2 if desc.sparse else k
+
+
+def stated_group(ops: Ops, desc: Descriptor, k: int, values: Variables, index: int = 0
+                 ) -> StatedGroup:
+    lanes = group_lanes(desc, index)
     inputs = dot_inputs(desc, k, values)
-    scale = desc.scaling or ""
-    sa, sb = (ref.decode_scale(ops, scale, w) for w in (inputs.scale_a[0], inputs.scale_b[0]))
-    xs = [ref.decode(ops, desc.a_format, w) for w in inputs.a[:g]]
-    ys = [ref.decode(ops, desc.b_format, w) for w in inputs.b[:g]]
+    a_words, b_words, legal = inputs.a, inputs.b, ops.true()
+    if desc.sparse:
+        rec = rulebook_sparse.at_k(parse(desc.name), k)
+        words, legal = rulebook_sparse.dense_words(ops, rec, values)
+        a_words = [words[f"a{i}"] for i in range(rec.dense_k)]
+        b_words = [words[f"b{i}"] for i in range(rec.dense_k)]
+    scale, block = desc.scaling or "", lanes.start // scale_block(desc)
+    sa, sb = (ref.decode_scale(ops, scale, w) for w in (inputs.scale_a[block],
+                                                        inputs.scale_b[block]))
+    xs = [ref.decode(ops, desc.a_format, w) for w in a_words[lanes.start:lanes.stop]]
+    ys = [ref.decode(ops, desc.b_format, w) for w in b_words[lanes.start:lanes.stop]]
     scales_nonzero = ops.and_(sa.nonzero, sb.nonzero)
     nonzero = [ops.and_(x.nonzero, y.nonzero, scales_nonzero) for x, y in zip(xs, ys)]
     negative = [ops.xor_(x.negative, y.negative) for x, y in zip(xs, ys)]
     some = ops.any_(nonzero)
-    hypothesis = ops.and_(some, ops.not_(ops.or_(sa.nan, sb.nan)))
+    hypothesis = ops.and_(some, ops.not_(ops.or_(sa.nan, sb.nan)), legal)
     if GROUP_C_MERGE[block_family(desc)]:
         lowest = ops.const(-(1 << (ref.EXP - 2)), ref.EXP)
         raws = [ops.add(ops.add(x.raw, y.raw), ops.add(sa.raw, sb.raw)) for x, y in zip(xs, ys)]
@@ -644,11 +700,13 @@ UNITS_PER_QUERY = 4
 """Products per ``units-truncate`` query."""
 
 
-def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
-    """K-group carry as a chain of queries on ``build_dot``'s own DAG at ``k``, about its first
-    product-path group (lanes 0..G-1, G from :mod:`proofs.constants`; DESIGN.md, "The proof
-    method"). ``X_i`` is product i's value in units of ``2^e``, ``S_G`` their sum and ``T``
-    truncation toward zero at shift ``e - q`` (:func:`proofs.floor.truncates`).
+def dot_chain(desc: Descriptor, k: int, top: int | None = None, index: int = 0) -> list[Query]:
+    """K-group carry as a chain of queries on ``build_dot``'s own DAG at ``k``, about its
+    product-path group ``index`` (lanes ``index G .. index G + G - 1``, G from
+    :mod:`proofs.constants`; DESIGN.md, "The proof method"); the lemmas over free variables
+    only (``distributive``, ``carry-step``, the carry tree levels) come with group 0.
+    ``X_i`` is product i's value in units of ``2^e``, ``S_G`` their sum and ``T`` truncation
+    toward zero at shift ``e - q`` (:func:`proofs.floor.truncates`).
 
     - ``hypothesis-satisfiable`` (same sign, mixed signs): the statement's hypothesis
       (:func:`stated_group`, from :mod:`proofs.reference`) holds for some words, shown.
@@ -685,9 +743,11 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     """
     g_count = group_size(desc)
     variables = layout_variables(desc, k)
+    lanes = group_lanes(desc, index)
+    block = lanes.start // scale_block(desc)
 
     def traced(ops: Ops, values: Variables) -> tuple[DotGroup, list[BV]]:
-        group = dot_group(ops, desc, k, values)
+        group = dot_group(ops, desc, k, values, index)
         return group, dot_singles(ops, desc, group)
 
     def shown(group: DotGroup, singles: list[BV]) -> dict[str, BV]:
@@ -696,27 +756,30 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
 
     def violated(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
-        stated = stated_group(ops, desc, k, values)
+        stated = stated_group(ops, desc, k, values, index)
         return (stated_violation(ops, desc, stated, group, singles, "any", top),
                 shown(group, singles))
 
     def possible(case: str) -> QueryBody:
         def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
             group, singles = traced(ops, values)
-            stated = stated_group(ops, desc, k, values)
+            stated = stated_group(ops, desc, k, values, index)
             positive = [ops.implies(z, ops.not_(n))
                         for z, n in zip(stated.nonzero, stated.negative)]
             negative = [ops.implies(z, n) for z, n in zip(stated.nonzero, stated.negative)]
             same = ops.or_(ops.all_(positive), ops.all_(negative))
-            words = {n: values[n] for n in (*(f"{x}{i}" for x in "ab" for i in range(g_count)),
-                                            "scale_a0", "scale_b0", "c") if n in values}
+            logical = range(2 * lanes.start, 2 * lanes.stop) if desc.sparse else lanes
+            words = {n: values[n] for n in (*(f"{x}{i}" for x in "ab" for i in logical),
+                                            f"scale_a{block}", f"scale_b{block}", "c",
+                                            *(f"meta{i}" for i in range(4)))
+                     if n in values}
             return (ops.and_(stated.hypothesis, same if case == "same" else ops.not_(same)),
                     {**shown(group, singles), **words})
         return body
 
     def agrees(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
         group, singles = traced(ops, values)
-        return agrees_violation(ops, stated_group(ops, desc, k, values), group), \
+        return agrees_violation(ops, stated_group(ops, desc, k, values, index), group), \
             shown(group, singles)
 
     def quantum(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
@@ -764,7 +827,7 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
     def signed_sum(group: DotGroup) -> BV:
         total = group.total.total
         if total is None:
-            raise InternalError(f"{desc.name}: the first group has no signed element sum")
+            raise InternalError(f"{desc.name}: the group has no signed element sum")
         return total
 
     def element_levels(ops: Ops, group: DotGroup) -> tuple[list[list[BV]], list[list[BV]],
@@ -953,34 +1016,60 @@ def dot_chain(desc: Descriptor, k: int, top: int | None = None) -> list[Query]:
           for part in (range(i, min(i + UNITS_PER_QUERY, g_count))
                        for i in range(0, g_count, UNITS_PER_QUERY))),
         Query("product-value", "forall", variables, product_value, lift=violated),
-        *((Query(f"group-sum-elements (tree level {index}"
-                 f"{', level below cut' if index else ''})", "forall", variables,
-                 group_sum_elements(index), lift=violated,
-                 cut_at="the tree level below" if index else "")
-           for index in range(tree_depth(g_count) + 1)) if element_tree() else
+        *((Query(f"group-sum-elements (tree level {level}"
+                 f"{', level below cut' if level else ''})", "forall", variables,
+                 group_sum_elements(level), lift=violated,
+                 cut_at="the tree level below" if level else "")
+           for level in range(tree_depth(g_count) + 1)) if element_tree() else
           [Query("group-sum-elements", "forall", variables, group_sum_whole, lift=violated)]),
         Query("group-sum-value (signed element sum cut)", "forall", variables,
               group_sum_value, lift=violated, cut_at="the group's signed element sum"),
-        distributive_query(desc),
         Query("group-value (X_i, multipliers, group sum cut)", "forall", variables,
               group_value, lift=violated, cut_at="the product values, the multipliers and "
               "the group sum"),
         Query("group-bound (q cut)", "forall", variables, group_bound, lift=violated,
               cut_at=cut_at),
         Query("group-truncates (q, group sum and X_i cut)", "forall", variables,
-              group_truncates, lift=violated, cut_at=cut_at),
-        *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")]]
+              group_truncates, lift=violated, cut_at=cut_at)]
+    lemmas = [replace(q, name=f"group {index}: {q.name}") for q in lemmas]
+    shared = [distributive_query(desc),
+              *[carry_step_query(desc, case) for case in ("exact", "same-sign", "any-sign")]]
     cases = (("positive", "positive or zero"), ("negative", "negative or zero"),
              ("mixed", "mixed signs"))
     compositions = []
     for case, name in cases:
-        compositions += [tree_level_query(desc, case, name, level)
-                         for level in range(tree_depth(g_count))]
+        if index == 0:
+            compositions += [tree_level_query(desc, case, name, level)
+                             for level in range(tree_depth(g_count))]
         compositions.append(Query(
-            f"composition ({name}; g, u_i and the products' flags cut)", "forall", variables,
-            composition(case), cut_at="the group units, the per-product units and the "
-            "products' flags"))
-    return lemmas + compositions
+            f"group {index}: composition ({name}; g, u_i and the products' flags cut)",
+            "forall", variables, composition(case), cut_at="the group units, the per-product "
+            "units and the products' flags"))
+    chain = lemmas + (shared if index == 0 else []) + compositions
+    if desc.sparse:
+        kept = ("hypothesis-satisfiable", "hypothesis-agrees")
+        chain = [q if q.name.removeprefix(f"group {index}: ").startswith(kept)
+                 or q.variables != variables else replace(q, body=lanes_cut(desc, k, q.body))
+                 for q in chain]
+    return chain
+
+
+def lanes_cut(desc: Descriptor, k: int, body: QueryBody) -> QueryBody:
+    """``body`` with a sparse path's compacted lane words (its ``sparse`` stage) free: the
+    block arithmetic after the compaction holds for every word, and ``hypothesis-agrees``
+    ties the compaction to the rule book's. The groups' queries then differ only in
+    variable names, not in which metadata bits select their lanes."""
+    def cut_body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
+        condition, shown = body(ops, values)
+        if not isinstance(ops, TraceOps):
+            return condition, shown
+        _, every = observed(ops, lambda: run_dot(ops, desc, dot_inputs(desc, k, values)))
+        lanes = every["sparse"][0]
+        chosen = {w.node.id: ops.variable(f"cut!lane_{side}{i}", w.width).node
+                  for side in "ab" for i, w in enumerate(lanes[side])}
+        (node,), _ = cut_nodes([condition.node], lambda n: chosen.get(n.id), ops=ops)
+        return ops.wrap_bool(node), shown
+    return cut_body
 
 
 CHAIN_DETAIL = (
@@ -1121,10 +1210,22 @@ def check_cut(desc: Descriptor, cut: Node, names: set[str]) -> None:
 # --------------------------------------------- group versus per-product, full K
 
 
+def per_product_word(ops: Ops, desc: Descriptor, inputs: DotInputs) -> BV:
+    """D with every product truncated alone: section 7's ``nvfp4-per-product`` on the
+    NVFP4 paths; on the MXF4 family the path's own rules with product groups of 1 (section
+    4 names no candidate there; the per-group C merge then applies per product)."""
+    if is_nvfp4(desc):
+        return build_model(ops, PER_PRODUCT, desc, inputs)
+    if desc.sparse:
+        desc, inputs = compact_sparse(ops, desc, inputs)
+    rules = replace(rules_for(desc.kind, desc.scaling or ""), product_group=1)
+    return block_model(rules)(ops, desc, inputs)
+
+
 def differ_query(desc: Descriptor, k: int, fixed: dict[str, int] | None = None,
-                 name: str = "hardware != nvfp4-per-product") -> Query:
-    """A witness: ``hardware`` and ``nvfp4-per-product`` give different F32 words
-    (``fixed`` pins input words to constants)."""
+                 name: str = "hardware != per-product") -> Query:
+    """A witness: ``hardware`` and per-product truncation (:func:`per_product_word`) give
+    different F32 words (``fixed`` pins input words to constants)."""
     variables = layout_variables(desc, k)
 
     widths = dict(variables)
@@ -1133,7 +1234,7 @@ def differ_query(desc: Descriptor, k: int, fixed: dict[str, int] | None = None,
         values = {**values, **{n: ops.const(v, widths[n]) for n, v in (fixed or {}).items()}}
         inputs = dot_inputs(desc, k, values)
         hardware = run_dot(ops, desc, inputs)
-        per_product = build_model(ops, PER_PRODUCT, desc, inputs)
+        per_product = per_product_word(ops, desc, inputs)
         shown = {"hardware": hardware, "per_product": per_product, **values}
         return ops.ne(hardware, per_product), shown
 
@@ -1149,31 +1250,40 @@ def carry_word_inputs(desc: Descriptor) -> dict[str, int]:
     return {spec.name: word for spec, word in zip(layout, record.words)}
 
 
-FREE_LANES = (0, 1, 16, 17, 18, 19)
-"""The free search pins every other A and B lane and C to zero words (a search over all
-inputs, or over the first group alone, did not finish in 120 s): two lanes of block 0 can
-cancel while the first group of block 1 sits at the bottom of the window; the solver
-chooses those lanes' words and all eight scales."""
+def free_lanes(desc: Descriptor) -> tuple[int, ...]:
+    """The lanes the free search chooses; every other A and B lane and C are zero words (a
+    search over all inputs, or over the first group alone, did not finish in 120 s): lanes
+    0 and 1 of scale block 0 can cancel while the first four lanes of scale block 1 (a
+    group of their own scale) sit at the bottom of the window; the solver chooses those
+    lanes' words and all the scales (sparse: the logical lanes whose chunks compact there,
+    the metadata free). One scale block's products span too few binades for any
+    truncation (section 4: the window keeps 39 bits below P)."""
+    start = scale_block(desc) * (2 if desc.sparse else 1)
+    return (0, 1, *range(start, start + 4))
 
 
 def check_differ(desc: Descriptor, k: int, settings: Settings) -> Row:
-    zeros = {f"{side}{i}": 0 for side in "ab" for i in range(k) if i not in FREE_LANES}
+    free = free_lanes(desc)
+    zeros = {f"{side}{i}": 0 for side in "ab" for i in range(k) if i not in free}
     zeros["c"] = 0
-    queries = [differ_query(desc, k, zeros, "hardware != nvfp4-per-product (lanes 0, 1, "
-                            "16-19 free)")]
-    if k == desc.k:
+    queries = [differ_query(desc, k, zeros, "hardware != per-product (lanes 0, 1, "
+                            f"{free[2]}-{free[-1]} free)")]
+    if k == desc.k and desc.name == frozen_record(CARRY_WORD).datapath:
         queries.append(differ_query(desc, k, carry_word_inputs(desc), f"B200 {CARRY_WORD}"))
     return check_queries("group-vs-per-product", desc, k, queries, settings,
                          detail="exists queries; the words are replayed on the scalar lowering")
 
 
 def is_group_path(desc: Descriptor) -> bool:
-    return desc.family == "block" and not desc.sparse and group_size(desc) > 1
+    """The FP4-group paths (section 4: NVFP4, MXF4, MXF4NVF4) and their sparse siblings."""
+    return desc.family == "block" and group_size(desc) > 1
 
 
 def is_nvfp4(desc: Descriptor) -> bool:
     return desc.family == "block" and not desc.sparse and desc.scaling == "ue4m3"
 
+
+GROUP_PATHS = every_datapath(is_group_path)
 
 PROPERTIES = [
     Property("k-group-carry", "group truncation keeps 0..G-1 quanta of carries that "
@@ -1182,7 +1292,7 @@ PROPERTIES = [
     Property("k-group-carry-ends", "both ends of the carry bounds are reached (witnesses)",
              ("spec.blockscaled", "spec.accumulate"), GROUP_PATHS, is_group_path, check_ends,
              fast=(("dense-nvfp4", 64),)),
-    Property("group-vs-per-product", "on full dense-nvfp4, an input where group and "
-             "per-product truncation differ; the B200 word nvfp4-k4-product-carry is one",
-             ("spec.blockscaled", "spec.candidates"), ("dense-nvfp4",), is_nvfp4, check_differ),
+    Property("group-vs-per-product", "an input where group and per-product truncation give "
+             "other D words; on dense-nvfp4 the B200 word nvfp4-k4-product-carry is one",
+             ("spec.blockscaled", "spec.candidates"), GROUP_PATHS, is_group_path, check_differ),
 ]

@@ -33,6 +33,7 @@ from tcspec.proofs.core import (
     Variables,
     check_queries,
     dot_inputs,
+    every_datapath,
     hypothesis_query,
     layout_variables,
     run_dot,
@@ -206,18 +207,49 @@ TINY_B = (0xB9000000,) * 6
 """Pinned lanes: A = 2^-13 (six lanes) and 1.5 * 2^-13 (two), B = -2^-13 (first six)."""
 
 
+ONE_AND_HALF = {"bf16": 0x3FC00000, "f16": 0x3E00, "e4m3": 0x3C, "e5m2": 0x3E, "e2m3": 0x0C,
+                "e3m2": 0x0E, "e2m1": 0x3}
+MINUS_ONE_WORD = {"bf16": 0xBF800000, "f16": 0xBC00, "e4m3": 0xB8, "e5m2": 0xBC, "e2m3": 0x28,
+                  "e3m2": 0x2C, "e2m1": 0xA}
+"""Section 1's words of 1.5 and -1.0 in each element format (bf16 in its F32 container)."""
+
+C_BINADE, C_BINADE_BELOW = 0xCC800000, 0xCC7FFFFF
+"""-2^26 and the next F32 above it, -(2^26 - 4): one binade lower, so a finer window."""
+
+CARRY_LANES = 12
+"""Products of -1.5 whose units the finer window keeps: 12 of them reach one ulp of D."""
+
+
+def built_witness(desc: Descriptor, k: int) -> dict[str, int] | None:
+    """Section 2's window makes C monotonicity fail on every element format with K >= 12:
+    C1 = -2^26 sets ``R = 26``, ``q = 1``, so a product -1.5 truncates to 0 units; C2 =
+    -(2^26 - 4) sets ``R = 25``, ``q = 0``, and each product keeps one unit (-1). Twelve such
+    products give ``D2 = -(2^26 - 4) - 12 = -2^26 - 8`` (an F32 word: the ulp is 8) below
+    ``D1 = -2^26``."""
+    if k < CARRY_LANES or desc.a_format not in ONE_AND_HALF or desc.b_format not in ONE_AND_HALF:
+        return None
+    words = {"c": C_BINADE, "c_larger": C_BINADE_BELOW}
+    for i in range(k):
+        words[f"a{i}"] = ONE_AND_HALF[desc.a_format] if i < CARRY_LANES else 0
+        words[f"b{i}"] = MINUS_ONE_WORD[desc.b_format] if i < CARRY_LANES else 0
+    return words
+
+
 def monotonicity_query(desc: Descriptor, k: int, pinned: bool = True) -> Query:
     """Witness: C1 < C2 (finite), yet D(C1) > D(C2) (finite).
 
-    ``pinned`` fixes C1 = -1, C2 = -(1 - 2^-24) and, for tf32 at K=8, every
-    lane but B6 and B7 (:data:`TINY_A`, :data:`TINY_B`), leaving the solver
-    to find those two: free searches (also with only C, or C and A, pinned)
-    did not finish in 120 s.
+    ``pinned``: on the element formats with K >= 12 every word is :func:`built_witness`'s
+    (the query checks it); on tf32 at K=8 C1 = -1, C2 = -(1 - 2^-24) and every lane but B6
+    and B7 (:data:`TINY_A`, :data:`TINY_B`), leaving the solver to find those two: free
+    searches (also with only C, or C and A, pinned) did not finish in 120 s.
     """
     variables = layout_variables(desc, k) + (("c_larger", 32),)
+    built = built_witness(desc, k) if pinned else None
 
     def body(ops: Ops, values: Variables) -> tuple[Bool, dict[str, BV]]:
-        if pinned:
+        if built is not None:
+            values = {**values, **{n: ops.const(w, 32) for n, w in built.items()}}
+        elif pinned:
             values = {**values, "c": ops.const(MINUS_ONE, 32),
                       "c_larger": ops.const(MINUS_BELOW_ONE, 32)}
             if desc.a_format == "tf32" and k == len(TINY_A):
@@ -238,9 +270,14 @@ def monotonicity_query(desc: Descriptor, k: int, pinned: bool = True) -> Query:
 
 
 def check_monotonicity(desc: Descriptor, k: int, settings: Settings) -> Row:
+    if built_witness(desc, k) is not None:
+        detail = ("every word built from section 2's window: C1 = -2^26, C2 = -(2^26 - 4), "
+                  f"lanes 0-{CARRY_LANES - 1} 1.5 x -1.0, the rest zero")
+    else:
+        detail = "C pinned to -1 and -(1 - 2^-24), tf32 lanes pinned but B6, B7; the solver " \
+                 "finds those"
     return check_queries("c-monotonicity-fails", desc, k, [monotonicity_query(desc, k)],
-                         settings, detail="C pinned to -1 and -(1 - 2^-24), tf32 lanes pinned "
-                         "but B6, B7; the solver finds those")
+                         settings, detail=detail)
 
 
 # ------------------------------------------------------- TF32 low bits
@@ -280,13 +317,13 @@ def _tf32(desc: Descriptor) -> bool:
 PROPERTIES = [
     Property("single-lane-is-rz-product", "C = +0 and one nonzero lane: D is that product "
              "rounded toward zero to F32", ("spec.window", "spec.accumulate", "spec.convert"),
-             ("dense-tf32", "dense-bf16"), _f32_window, check_single_lane,
+             every_datapath(_f32_window), _f32_window, check_single_lane,
              fast=(("dense-tf32", 2),)),
     Property("k-order-changes-d", "the order of a GEMM's K steps changes D (witness)",
              ("spec.window",), ("dense-tf32",), _tf32, check_k_order,
              k_step=lambda desc: desc.k, default_k=lambda desc: 2 * desc.k),
     Property("c-monotonicity-fails", "a larger C can give a smaller D (witness)",
-             ("spec.window", "spec.accumulate"), ("dense-tf32",), _f32_window,
+             ("spec.window", "spec.accumulate"), every_datapath(_f32_window), _f32_window,
              check_monotonicity),
     Property("tf32-ignores-low-bits", "the 13 low bits of TF32 operand words never reach D",
              ("spec.formats",), ("dense-tf32",), _tf32, check_low_bits,

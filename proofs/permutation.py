@@ -34,6 +34,7 @@ from tcspec.proofs.core import (
     Variables,
     check_queries,
     dot_inputs,
+    every_datapath,
     layout_variables,
     run_dot,
 )
@@ -189,6 +190,6 @@ PROPERTIES = [
     # ``permutation`` itself is a declaration on the equivalence engine now
     # (:mod:`proofs.families.lane_order`); the across-groups witness stays here.
     Property("permutation-across-groups", "a swap across NVFP4 K=4 groups can change D "
-             "(witness)", ("spec.blockscaled",), ("dense-nvfp4",), grouped_nvfp4,
+             "(witness)", ("spec.blockscaled",), every_datapath(grouped_nvfp4), grouped_nvfp4,
              check_across_groups, fast=(("dense-nvfp4", 32),), k_step=lambda d: 32),
 ]

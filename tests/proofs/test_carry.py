@@ -10,6 +10,8 @@ import pytest
 
 from tcspec.proofs import carry, floor
 from tcspec.proofs.core import CHAIN, PROVED, REFUTED, UNKNOWN, WITNESS, Query, Settings, decide
+from tcspec.proofs.cutpoints import observed
+from tcspec.smt.trace import TraceOps
 from tcspec.spec.accumulate import max_raw
 from tcspec.spec.catalog import lookup
 from tcspec.spec.formats import EXP_WIDTH
@@ -99,8 +101,15 @@ def test_values_and_units_match_exact_arithmetic(desc) -> None:
         checked += 1
 
 
-def _chain(desc, top=None):
-    return {q.name: q for q in carry.dot_chain(desc, 64, top)}
+def _chain_k(desc, k, index):
+    return {q.name.removeprefix(f"group {index}: "): q for q in carry.dot_chain(desc, k, None,
+                                                                              index)}
+
+
+def _chain(desc, top=None, index=0):
+    """The chain of product group ``index``, by query name without its group prefix."""
+    return {q.name.removeprefix(f"group {index}: "): q
+            for q in carry.dot_chain(desc, 64, top, index)}
 
 
 def test_cheap_nvfp4_chain_queries_are_proved() -> None:
@@ -143,12 +152,15 @@ def test_the_chain_reads_build_dots_own_group() -> None:
 def test_the_chain_names_its_queries() -> None:
     for desc, levels in ((NVFP4, 2), (MXF4, 4)):
         names = [q.name for q in carry.dot_chain(desc, 64)]
-        assert names[:4] == ["hypothesis-satisfiable (same sign)",
-                             "hypothesis-satisfiable (mixed signs)", "hypothesis-agrees",
-                             "quantum"]
-        assert "group-truncates (q, group sum and X_i cut)" in names
+        assert names[:4] == ["group 0: hypothesis-satisfiable (same sign)",
+                             "group 0: hypothesis-satisfiable (mixed signs)",
+                             "group 0: hypothesis-agrees", "group 0: quantum"]
+        assert "group 0: group-truncates (q, group sum and X_i cut)" in names
         assert sum(n.startswith("carry tree level") for n in names) == 3 * levels
-        assert sum(n.startswith("composition") for n in names) == 3
+        assert sum(n.startswith("group 0: composition") for n in names) == 3
+        last = [q.name for q in carry.dot_chain(desc, 64, index=64 // carry.group_size(desc) - 1)]
+        assert not any(n.startswith(("carry tree level", "carry-step")) for n in last)
+        assert all(n.startswith(f"group {64 // carry.group_size(desc) - 1}: ") for n in last)
         assert f"G={carry.group_size(desc)}" in carry.static_widths(desc)
 
 
@@ -191,7 +203,39 @@ def test_truncation_without_carries_is_refuted_and_replays() -> None:
 @pytest.mark.full
 @pytest.mark.parametrize("name", carry.GROUP_PATHS)
 def test_bound_rows_are_proved_by_the_chain(name: str) -> None:
-    row = carry.check_bounds(lookup(name).descriptor, 64, Settings(second_solver=None))
+    desc = lookup(name).descriptor
+    row = carry.check_bounds(desc, desc.k, Settings(second_solver=None))
     assert row.result == PROVED and row.method == CHAIN, row.detail
+    groups = carry.summed_lanes(desc, desc.k) // carry.group_size(desc)
     assert [lemma["name"] for lemma in row.lemmas] == [
-        q.name for q in carry.dot_chain(lookup(name).descriptor, 64)]
+        q.name for index in range(groups) for q in carry.dot_chain(desc, desc.k, index=index)]
+
+
+def test_every_group_is_read_by_ds_sum_and_its_chain_proves() -> None:
+    """The last group of dense-mxf4nvf4-4x: its units are an argument of the sum D encodes
+    (carry_cover), and its chain's cheap queries prove; a units node beside the sum is
+    refused."""
+    desc = lookup("dense-mxf4nvf4-4x").descriptor
+    assert carry.carry_cover(desc, 64) == []
+    chain = _chain(desc, index=3)
+    for name in ("hypothesis-agrees", "group-bound (q cut)",
+                 "group-truncates (q, group sum and X_i cut)"):
+        assert decide(chain[name], "bitwuzla", SOLVER_LIMIT).result == PROVED, name
+    ops = TraceOps()
+    values = {n: ops.variable(n, w) for n, w in carry.layout_variables(desc, 64)}
+    _, every = observed(ops, lambda: carry.run_dot(ops, desc, carry.dot_inputs(desc, 64, values)))
+    total = every["groups"][0]["product_total"].node
+    group = carry.dot_group(ops, desc, 64, values, 3)
+    assert carry.read_by_sum(total, group.grouped.node)
+    assert not carry.read_by_sum(total, ops.add(group.grouped, 1).node)
+
+
+def test_sparse_group_paths_read_the_compacted_groups() -> None:
+    """sparse-nvfp4: 16 groups of 4 compacted lanes, each read by D's sum; the statement's
+    hypothesis holds only with legal metadata (section 5)."""
+    desc = lookup("sparse-nvfp4").descriptor
+    assert "sparse-nvfp4" in carry.GROUP_PATHS
+    assert carry.carry_cover(desc, 128) == []
+    chain = _chain_k(desc, 128, 15)
+    for name in ("hypothesis-agrees", "group-bound (q cut)"):
+        assert decide(chain[name], "bitwuzla", SOLVER_LIMIT).result == PROVED, name

@@ -179,7 +179,7 @@ def test_rows_are_selected_by_property_datapath_and_k():
     assert fast and fast <= set(runner.properties())
     assert all(r.k <= r.desc.k for r in runner.select_rows(fast=True))
     both = runner.select_rows("k-group-carry, sign-symmetry")
-    assert [r.prop.name for r in both] == ["k-group-carry"] * 2 + ["sign-symmetry"] * 274
+    assert [r.prop.name for r in both] == ["k-group-carry"] * 10 + ["sign-symmetry"] * 274
     with pytest.raises(ValueError, match="unknown property 'nope'"):
         runner.select_rows("nope")
     with pytest.raises(ValueError, match="unknown property 'nope'"):
@@ -233,15 +233,22 @@ def test_prove_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert err.startswith("tcspec: error: ") and err.count("\n") == 1
 
 
-def test_a_datapath_selects_its_required_rows_unless_every_property_is_asked():
+def test_every_property_is_required_on_every_datapath_it_applies_to():
+    """Issue 31 item 4: the required matrix is the applicable pairs, listed from the
+    descriptors, so a datapath selects the same rows with or without ``every``."""
+    for name, prop in runner.properties().items():
+        assert set(prop.required) == {n for n, entry in runner.CATALOG.items()
+                                      if prop.applies(entry.descriptor)}, name
     required = {r.prop.name for r in runner.select_rows(datapath="dense-bf16")}
     every = {r.prop.name for r in runner.select_rows(datapath="dense-bf16", every=True)}
-    assert "c-monotonicity-fails" not in required and "c-monotonicity-fails" in every
+    assert required == every and "c-monotonicity-fails" in required
     sparse = {r.prop.name for r in runner.select_rows(datapath="sparse-tf32")}
     assert {"sparse-masking", "sparse-non-interference", "equals-reference",
-            "sign-symmetry", "ignores-unread-bits"} <= sparse
+            "sign-symmetry", "ignores-unread-bits", "error-bound"} <= sparse
     assert {r.prop.name for r in runner.select_rows(datapath="dense-mxf4nvf4-4x-ue4m3")} == {
-        "equals-reference", "sign-symmetry", "ignores-unread-bits", "permutation"}
+        "equals-reference", "sign-symmetry", "ignores-unread-bits", "permutation",
+        "k-group-carry", "k-group-carry-ends", "group-vs-per-product",
+        "permutation-across-groups"}
 
 
 def test_a_failing_check_is_an_internal_error_never_a_row():
