@@ -18,9 +18,13 @@ A solver that does not decide is ``unknown`` with its time, never a verdict.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
+import importlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tcspec.proofs.engine.cache import structure_key
@@ -524,6 +528,32 @@ class Property:
 
     def k_for(self, desc: Descriptor) -> int:
         return self.default_k(desc) if self.default_k else desc.k
+
+
+KEYED_SOURCES = ("spec", "proofs", "smt", "ref")
+"""The packages whose code a row's verdict can depend on (the datapath, the statement, the
+solver lowering, the replay)."""
+
+
+@functools.cache
+def _sources_digest() -> str:
+    """One hash of every Python file of :data:`KEYED_SOURCES` (path and text)."""
+    digest = hashlib.sha256()
+    for package in KEYED_SOURCES:
+        for root in importlib.import_module(f"tcspec.{package}").__path__:
+            for path in sorted(Path(root).rglob("*.py")):
+                digest.update(str(path.relative_to(root)).encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def source_key(prop: str, desc: Descriptor, k: int, settings: Settings) -> str:
+    """A row's cache key from the code that decides it: the property, datapath, K, solver and
+    limit, and every source file of :data:`KEYED_SOURCES`. Coarser than a key from the traced
+    formulas (any edit there re-decides every such row) and free to compute, so an unchanged
+    tree re-runs the chain rows from the report."""
+    return hashlib.sha256(repr((prop, desc.name, k, settings.solver, settings.timeout,
+                                _sources_digest())).encode()).hexdigest()
 
 
 def every_datapath(applies: Callable[[Descriptor], bool]) -> tuple[str, ...]:

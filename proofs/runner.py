@@ -25,10 +25,12 @@ from tcspec.proofs.core import (
     PROVED,
     REFUTED,
     UNKNOWN,
+    WITNESS,
     Property,
     Row,
     Settings,
     second_opinions,
+    source_key,
     timed,
 )
 from tcspec.smt.solve import stop_solvers
@@ -42,7 +44,7 @@ FAMILIES = ("tcspec.proofs.sparse", "tcspec.proofs.carry", "tcspec.proofs.permut
             "tcspec.proofs.families.sparse_masking")
 """The property family modules, one per family (DESIGN.md layout)."""
 
-DECIDED = (PROVED, REFUTED)
+DECIDED = (PROVED, REFUTED, WITNESS)
 """Verdicts a cached row may reuse (an unknown row is always re-decided)."""
 
 REPORT_DIR = Path(__file__).resolve().parent
@@ -150,14 +152,22 @@ def select_rows(property_name: str | None = None, datapath: str | None = None,
     return rows
 
 
+def row_key_of(spec: RowSpec, settings: Settings) -> str:
+    """The row's cache key: its property's own (the engine families: the traced DAGs), else
+    :func:`core.source_key` (the code that decides it)."""
+    if spec.prop.key is not None:
+        return spec.prop.key(spec.desc, spec.k, settings)
+    return source_key(spec.prop.name, spec.desc, spec.k, settings)
+
+
 def cached_row(spec: RowSpec, settings: Settings,
                previous: dict[tuple[str, str, int], Row]) -> Row | None:
     """The previous run's row for ``spec`` when its property keys its rows and the key
     (traced DAGs, solver, limits) is unchanged and the verdict decided; else None."""
     old = previous.get((spec.prop.name, spec.desc.name, spec.k))
-    if spec.prop.key is None or old is None or not old.key or old.result not in DECIDED:
+    if old is None or not old.key or old.result not in DECIDED:
         return None
-    if spec.prop.key(spec.desc, spec.k, settings) != old.key:
+    if row_key_of(spec, settings) != old.key:
         return None
     row = dataclasses.replace(old)
     row.from_cache = True  # type: ignore[attr-defined]
@@ -203,6 +213,8 @@ def run_rows(rows: Sequence[RowSpec], settings: Settings,
                     f"{spec.prop.name} {spec.desc.name} K={spec.k}")
         row.property, row.datapath, row.k, row.hardware_k = (spec.prop.name, spec.desc.name,
                                                              spec.k, spec.desc.k)
+        if not row.key and spec.prop.key is None:
+            row.key = source_key(spec.prop.name, spec.desc, spec.k, settings)
         return row
 
     start = time.monotonic()

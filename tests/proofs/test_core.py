@@ -169,6 +169,33 @@ def test_a_keyed_row_is_reused_only_while_its_key_is_unchanged():
     assert calls == ["dense-tf32", "dense-tf32"]
 
 
+def test_an_unkeyed_property_is_reused_by_its_source_key(monkeypatch):
+    """A property with no key of its own (the chains) is keyed by the code that decides it:
+    reused while the sources, solver and limit are the same, re-decided when any changes."""
+    from tcspec.proofs import core
+
+    calls = []
+
+    def check(desc, k, settings):
+        calls.append(desc.name)
+        return check_queries("demo", desc, k, [_query("forall", lambda ops, x, y: ops.ne(
+            ops.add(x, y), ops.add(y, x)))], settings, method="chain")
+
+    prop = dataclasses.replace(runner.properties()["tf32-ignores-low-bits"], check=check)
+    rows = [runner.RowSpec(prop, lookup("dense-tf32").descriptor, 8)]
+    first = runner.run_rows(rows, QUICK)
+    assert first[0].key == core.source_key(prop.name, rows[0].desc, 8, QUICK)
+    previous = {(r.property, r.datapath, r.k): r for r in first}
+    passes = {}
+    runner.run_rows(rows, QUICK, passes=passes, previous=previous)
+    assert calls == ["dense-tf32"] and passes["from_cache"] == 1
+    runner.run_rows(rows, dataclasses.replace(QUICK, timeout=QUICK.timeout + 1),
+                    previous=previous)
+    monkeypatch.setattr(core, "_sources_digest", lambda: "an edited tree")
+    runner.run_rows(rows, QUICK, previous=previous)
+    assert calls == ["dense-tf32"] * 3
+
+
 def test_rows_are_selected_by_property_datapath_and_k():
     rows = runner.select_rows("tf32-ignores-low-bits", "dense-tf32", 4)
     assert [(r.prop.name, r.desc.name, r.k) for r in rows] == [
