@@ -63,11 +63,11 @@ from tcspec.proofs.core import (
     layout_variables,
     require_cover,
     run_dot,
+    summed_lanes,
 )
 from tcspec.proofs.cutpoints import observed
 from tcspec.proofs.floor import truncates
 from tcspec.proofs.rulebook import sparse as rulebook_sparse
-from tcspec.proofs.rulebook.names import parse
 from tcspec.ref.vectorfiles import frozen_record
 from tcspec.smt.solve import free_variables
 from tcspec.smt.trace import Node, TraceOps, cut_nodes, walk
@@ -551,22 +551,13 @@ class StatedGroup:
     hypothesis: Bool
 
 
-def summed_lanes(desc: Descriptor, k: int) -> int:
-    """The products the block path sums: K, or on a sparse path the K/2 lanes its metadata
-    keeps (section 5)."""
-    return k // 2 if desc.sparse else k
-
-
 def stated_group(ops: Ops, desc: Descriptor, k: int, values: Variables, index: int = 0
                  ) -> StatedGroup:
     lanes = group_lanes(desc, index)
     inputs = dot_inputs(desc, k, values)
     a_words, b_words, legal = inputs.a, inputs.b, ops.true()
     if desc.sparse:
-        rec = rulebook_sparse.at_k(parse(desc.name), k)
-        words, legal = rulebook_sparse.dense_words(ops, rec, values)
-        a_words = [words[f"a{i}"] for i in range(rec.dense_k)]
-        b_words = [words[f"b{i}"] for i in range(rec.dense_k)]
+        a_words, b_words, legal = rulebook_sparse.kept_lanes(ops, desc.name, k, values)
     scale, block = desc.scaling or "", lanes.start // scale_block(desc)
     sa, sb = (ref.decode_scale(ops, scale, w) for w in (inputs.scale_a[block],
                                                         inputs.scale_b[block]))

@@ -556,6 +556,12 @@ def source_key(prop: str, desc: Descriptor, k: int, settings: Settings) -> str:
                                 _sources_digest())).encode()).hexdigest()
 
 
+def summed_lanes(desc: Descriptor, k: int) -> int:
+    """The products a dot sums at logical K: K, or on a sparse path the K/2 lanes its
+    metadata keeps (SEMANTICS.md section 5: two of every four, one of two for tf32)."""
+    return k // 2 if desc.sparse else k
+
+
 def every_datapath(applies: Callable[[Descriptor], bool]) -> tuple[str, ...]:
     """The catalogued datapaths ``applies`` accepts, in catalogue order (a property's
     required matrix when it is stated on every datapath it applies to)."""

@@ -57,13 +57,13 @@ from tcspec.proofs.core import (
     hypothesis_query,
     layout_variables,
     run_dot,
+    summed_lanes,
     uncovered_row,
 )
 from tcspec.proofs.cutpoints import recorded
 from tcspec.proofs.floor import floor_shift_holds, nearest_shift_holds
 from tcspec.proofs.reference import BoundParts
 from tcspec.proofs.rulebook import sparse as rulebook_sparse
-from tcspec.proofs.rulebook.names import parse
 from tcspec.proofs.stages import formats_of, scaled_stages, traced_inputs, window_stages
 from tcspec.smt.trace import Node, TraceOps, cut_nodes
 from tcspec.spec.accumulate import align_to_window, exact_product
@@ -276,12 +276,6 @@ def term_lemmas(desc: Descriptor) -> list[Query]:
             for shape in ("product", "c")]
 
 
-def summed_lanes(desc: Descriptor, k: int) -> int:
-    """The products the window sums: K, or half the logical K on a sparse path (section 5
-    keeps two of every four lanes, one of two for tf32)."""
-    return k // 2 if desc.sparse else k
-
-
 def bound_cover(desc: Descriptor, k: int) -> list[str]:
     """The counts the chain covers against the traced DAG: one aligned unit per term of the
     reference (the summed products and C), the ``n`` terms of the composition (issue 30)."""
@@ -393,11 +387,7 @@ def reference_parts(ops: Ops, desc: Descriptor, k: int, values: Variables, d: BV
     inputs = dot_inputs(desc, k, values)
     a, b, legal = inputs.a, inputs.b, None
     if desc.sparse:
-        rec = rulebook_sparse.at_k(parse(desc.name), k)
-        words, legal = rulebook_sparse.dense_words(ops, rec, values)
-        dense_k = rec.dense_k
-        a = [words[f"a{i}"] for i in range(dense_k)]
-        b = [words[f"b{i}"] for i in range(dense_k)]
+        a, b, legal = rulebook_sparse.kept_lanes(ops, desc.name, k, values)
     parts = reference.error_bound_parts(ops, desc.a_format, desc.b_format, a, b, inputs.c, d,
                                         window=window_of(desc))
     if legal is None:

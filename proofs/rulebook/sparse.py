@@ -114,12 +114,17 @@ def compact(ops: Ops, rec: Datapath, a_words: Sequence[BV], b_words: Sequence[BV
     return kept_a, kept_b, ops.all_(legal_all)
 
 
-def at_k(rec: Datapath, k: int) -> Datapath:
-    """``rec`` at logical K ``k`` (a model of the instruction on fewer lanes): ``k / 2``
-    lanes kept, the metadata words that cover its chunks."""
+def kept_lanes(ops: Ops, name: str, k: int, words: Mapping[str, BV]
+               ) -> tuple[list[BV], list[BV], Bool]:
+    """:func:`compact` on the words of sparse datapath ``name`` at logical K ``k`` (a model of
+    the instruction on fewer lanes keeps ``k / 2`` and reads the metadata words that cover
+    its chunks)."""
+    rec = parse(name)
     chunks = k // (rec.chunk or 1)
-    return replace(rec, k=k, dense_k=k // 2,
-                   meta_words=-(-chunks // CHUNKS_PER_WORD))
+    rec = replace(rec, k=k, dense_k=k // 2, meta_words=-(-chunks // CHUNKS_PER_WORD))
+    return compact(ops, rec, [words[f"a{i}"] for i in range(k)],
+                   [words[f"b{i}"] for i in range(k)],
+                   [words[f"meta{i}"] for i in range(rec.meta_words)])
 
 
 def dense_words(ops: Ops, rec: Datapath, words: Mapping[str, BV]
